@@ -1,0 +1,155 @@
+"""Command line: `jaxtarget check | rules | rule | probe | lsp`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+from .catalog import RULES, rule_for_name
+from .config import cli_layer, problems_text
+from .files import SourceError, discover, read_source
+from .fixes import preferred_fix
+from .formats import FORMATS, RENDERERS, FileResult, render_rule, render_rules_text, rules_json
+from .project import Engines, interpreter_of, settings_for
+from .resolution import InterpreterError
+from .targets import TargetError
+
+
+class UsageError(Exception):
+    """Exit code 2 with a one-line message."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="jaxtarget", description="Find JAX calls that will not lower on your target backends.")
+    p.add_argument("--version", action="version", version=f"jaxtarget {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    c = sub.add_parser("check", help="check files or folders")
+    c.add_argument("paths", nargs="*", default=["."], type=Path)
+    c.add_argument("--target", help="comma-separated backends: cpu, cuda, rocm, tpu, gpu, auto")
+    c.add_argument("--select", help="comma-separated rule codes or prefixes to enable")
+    c.add_argument("--ignore", help="comma-separated rule codes or prefixes to disable")
+    c.add_argument("--format", choices=FORMATS, default="text")
+    c.add_argument("--python", help="interpreter whose JAX is analysed (default: active venv)")
+
+    r = sub.add_parser("rules", help="list the rule catalog")
+    r.add_argument("--format", choices=("text", "json"), default="text")
+    one = sub.add_parser("rule", help="show one rule's documentation")
+    one.add_argument("code")
+
+    pr = sub.add_parser("probe", help="probe which backends lower psend/precv in an interpreter")
+    pr.add_argument("--python", help="interpreter to probe (default: active venv)")
+    pr.add_argument("--timeout", type=float, default=None, help="seconds before the probe is killed")
+    pr.add_argument("--format", choices=("text", "json"), default="text")
+    pr.add_argument("--env-only", action="store_true", help="versions and default backend only")
+
+    lsp = sub.add_parser("lsp", help="run the language server on stdio")
+    lsp.add_argument("--stdio", action="store_true", help="use stdio (the default)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = _parser().parse_args(argv)
+        if args.command == "check":
+            return _check(args)
+        if args.command == "rules":
+            sys.stdout.write(rules_json() if args.format == "json" else render_rules_text())
+            return 0
+        if args.command == "rule":
+            rule = rule_for_name(args.code)
+            if rule is None:
+                raise UsageError(f"unknown rule {args.code!r}; known: {', '.join(r.code for r in RULES)}")
+            sys.stdout.write(render_rule(rule))
+            return 0
+        if args.command == "probe":
+            return _probe(args)
+        if args.command == "lsp":
+            from .lsp.server import serve
+
+            serve()
+            return 0
+    except UsageError as exc:
+        print(f"jaxtarget: error: {exc}", file=sys.stderr)
+        return 2
+    except (InterpreterError, TargetError) as exc:
+        print(f"jaxtarget: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 2
+
+
+def _check(args: argparse.Namespace) -> int:
+    overrides, problems = cli_layer(args.target, args.select, args.ignore, args.python)
+    if problems:
+        raise UsageError(problems_text(problems))
+    missing = [str(p) for p in args.paths if not p.exists()]
+    if missing:
+        raise UsageError(f"no such file or folder: {missing[0]}")
+    engines = Engines()
+    results: list[FileResult] = []
+    for start in args.paths:
+        root_settings, root_problems = settings_for(start, overrides)
+        if root_problems:
+            raise UsageError(problems_text(root_problems))
+        root = Path(root_settings.pyproject).parent if root_settings.pyproject else None
+        for path in discover([start], root_settings.exclude, root):
+            settings, file_problems = settings_for(path, overrides)
+            if file_problems:
+                raise UsageError(problems_text(file_problems))
+            engine = engines.engine(settings)
+            try:
+                source = read_source(path)
+            except SourceError as exc:
+                results.append(FileResult(path, (), (), error=f"file error: {exc}"))
+                continue
+            analysis = engine.check(source, str(path))
+            version = engine.version
+            fixes = [preferred_fix(analysis, f, str(path), version) for f in analysis.findings] if args.format == "json" else [None] * len(analysis.findings)
+            results.append(
+                FileResult(
+                    path, analysis.findings, fixes, error=analysis.syntax_error,
+                    error_line=analysis.syntax_error_line or 1, source=source, note=analysis.note,
+                )
+            )
+    sys.stdout.write(RENDERERS[args.format](results))
+    notes = {r.note for r in results if r.note}
+    for note in sorted(notes):
+        print(f"jaxtarget: note: {note}", file=sys.stderr)
+    has_findings = any(r.findings or r.error for r in results)
+    return 1 if has_findings else 0
+
+
+def _probe(args: argparse.Namespace) -> int:
+    from .probe import ProbeError, format_summary, run_probe
+
+    overrides, problems = cli_layer(None, None, None, args.python)
+    settings, cfg_problems = settings_for(Path.cwd(), overrides)
+    if problems or cfg_problems:
+        raise UsageError(problems_text([*problems, *cfg_problems]))
+    timeout = args.timeout if args.timeout is not None else settings.probe.timeout_seconds
+    if timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    try:
+        result = run_probe(interpreter_of(settings), timeout=timeout, env_only=args.env_only)
+    except ProbeError as exc:
+        if args.format == "json":
+            print(json.dumps({"ok": False, "error": {"kind": exc.kind, "message": str(exc)}}))
+        else:
+            print(f"jaxtarget: probe failed: {exc}", file=sys.stderr)
+        return 1
+    if args.format == "json":
+        print(json.dumps(result.data, indent=2))
+    else:
+        print(format_summary(result))
+    return 0

@@ -1,0 +1,285 @@
+"""Machine- and human-readable output for `jaxtarget check`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .analysis import Finding, Lines
+from .catalog import RULES, RULES_BY_CODE, Rule
+from .fixes import Fix
+
+FORMATS: tuple[str, ...] = ("text", "json", "github", "sarif")
+
+
+@dataclass(frozen=True)
+class FileResult:
+    path: Path
+    findings: Sequence[Finding]
+    fixes: Sequence[Fix | None]
+    error: str | None = None
+    error_line: int = 1
+    source: str = ""
+    note: str = ""
+
+
+def _display(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _utf16_col(lines: Lines | None, line: int, col: int) -> int:
+    if lines is None or line > len(lines.starts):
+        return col
+    text = lines.text(line)[:col]
+    return len(text.encode("utf-16-le")) // 2
+
+
+def render_text(results: Sequence[FileResult]) -> str:
+    out: list[str] = []
+    count = 0
+    for r in results:
+        name = _display(r.path)
+        if r.error:
+            out.append(f"{name}:{r.error_line}:1: {r.error}")
+        for f in r.findings:
+            count += 1
+            out.append(f"{name}:{f.span.line}:{f.span.col + 1}: {f.code} {f.message}")
+    errors = sum(1 for r in results if r.error)
+    if count or errors:
+        summary = f"Found {count} finding{'s' if count != 1 else ''}"
+        if errors:
+            summary += f" and {errors} file error{'s' if errors != 1 else ''}"
+        out.append(summary + ".")
+    else:
+        out.append("All checks passed!")
+    return "\n".join(out) + "\n"
+
+
+def _fix_json(fix: Fix | None) -> dict[str, Any] | None:
+    if fix is None:
+        return None
+    return {
+        "applicability": fix.applicability,
+        "message": fix.title,
+        "edits": [
+            {
+                "content": e.new_text,
+                "location": {"row": e.start_line, "column": e.start_col + 1},
+                "end_location": {"row": e.end_line, "column": e.end_col + 1},
+            }
+            for e in fix.edits
+        ],
+    }
+
+
+def render_json(results: Sequence[FileResult]) -> str:
+    """ruff's JSON output shape: one object per finding."""
+    items: list[dict[str, Any]] = []
+    for r in results:
+        filename = str(r.path.resolve())
+        if r.error:
+            items.append(
+                {
+                    "cell": None, "code": None, "message": r.error, "filename": filename,
+                    "location": {"row": r.error_line, "column": 1},
+                    "end_location": {"row": r.error_line, "column": 1},
+                    "fix": None, "noqa_row": None, "url": None,
+                }
+            )
+        for f, fix in zip(r.findings, r.fixes):
+            items.append(
+                {
+                    "cell": None,
+                    "code": f.code,
+                    "message": f.message,
+                    "filename": filename,
+                    "location": {"row": f.span.line, "column": f.span.col + 1},
+                    "end_location": {"row": f.span.end_line, "column": f.span.end_col + 1},
+                    "fix": _fix_json(fix),
+                    "noqa_row": f.span.line,
+                    "url": RULES_BY_CODE[f.code].url,
+                    "severity": f.severity,
+                }
+            )
+    return json.dumps(items, indent=2) + "\n"
+
+
+def _gh_escape(text: str, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+_GH_LEVEL = {"error": "error", "warning": "warning", "information": "notice", "hint": "notice"}
+
+
+def render_github(results: Sequence[FileResult]) -> str:
+    out = []
+    for r in results:
+        name = _gh_escape(_display(r.path), prop=True)
+        if r.error:
+            out.append(f"::error title=jaxtarget,file={name},line={r.error_line}::{_gh_escape(r.error)}")
+        for f in r.findings:
+            title = _gh_escape(f"jaxtarget ({f.code})", prop=True)
+            out.append(
+                f"::{_GH_LEVEL[f.severity]} title={title},file={name},line={f.span.line},"
+                f"col={f.span.col + 1},endLine={f.span.end_line},endColumn={f.span.end_col + 1}"
+                f"::{_gh_escape(f.code + ' ' + f.message)}"
+            )
+    return "\n".join(out) + ("\n" if out else "")
+
+
+_SARIF_LEVEL = {"error": "error", "warning": "warning", "information": "note", "hint": "note"}
+
+
+def _sarif_rule(rule: Rule) -> dict[str, Any]:
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": rule.why},
+        "helpUri": rule.url,
+        "help": {"text": rule.why, "markdown": rule.why},
+        "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
+        "properties": {"apis": [a.qualname for a in rule.apis]},
+    }
+
+
+def render_sarif(results: Sequence[FileResult]) -> str:
+    """SARIF 2.1.0; columns in UTF-16 code units, SARIF's default."""
+    index = {rule.code: i for i, rule in enumerate(RULES)}
+    sarif_results: list[dict[str, Any]] = []
+    notifications: list[dict[str, Any]] = []
+    for r in results:
+        uri = r.path.resolve().as_uri()
+        lines = Lines(r.source) if r.source else None
+        if r.error:
+            notifications.append(
+                {
+                    "level": "error",
+                    "message": {"text": r.error},
+                    "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri},
+                                   "region": {"startLine": r.error_line}}}],
+                }
+            )
+        for f in r.findings:
+            region = {
+                "startLine": f.span.line,
+                "startColumn": _utf16_col(lines, f.span.line, f.span.col) + 1,
+                "endLine": f.span.end_line,
+                "endColumn": _utf16_col(lines, f.span.end_line, f.span.end_col) + 1,
+            }
+            item: dict[str, Any] = {
+                "ruleId": f.code,
+                "ruleIndex": index[f.code],
+                "level": _SARIF_LEVEL[f.severity],
+                "message": {"text": f.message},
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}],
+            }
+            if f.related:
+                item["relatedLocations"] = [
+                    {
+                        "id": i,
+                        "message": {"text": text},
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": uri},
+                            "region": {
+                                "startLine": span.line,
+                                "startColumn": _utf16_col(lines, span.line, span.col) + 1,
+                                "endLine": span.end_line,
+                                "endColumn": _utf16_col(lines, span.end_line, span.end_col) + 1,
+                            },
+                        },
+                    }
+                    for i, (span, text) in enumerate(f.related)
+                ]
+            sarif_results.append(item)
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "jaxtarget",
+                        "version": __version__,
+                        "informationUri": "https://github.com/jaxtarget/jaxtarget",
+                        "rules": [_sarif_rule(rule) for rule in RULES],
+                    }
+                },
+                "columnKind": "utf16CodeUnits",
+                "results": sarif_results,
+                "invocations": [
+                    {"executionSuccessful": True, "toolExecutionNotifications": notifications}
+                ],
+            }
+        ],
+    }
+    return json.dumps(doc, indent=2) + "\n"
+
+
+RENDERERS = {"text": render_text, "json": render_json, "github": render_github, "sarif": render_sarif}
+
+
+def render_rules_text() -> str:
+    lines = []
+    for rule in RULES:
+        lines.append(f"{rule.code}  {rule.name:<28} {rule.severity:<12} {rule.summary}")
+    return "\n".join(lines) + "\n"
+
+
+def render_rule(rule: Rule) -> str:
+    apis = "\n".join(
+        f"- `{a.qualname}`{(' ' + a.condition.text) if a.condition else ''}: lowers on "
+        f"{a.lowers_text(None)}"
+        + "".join(f" (rocm from {low.since})" for low in a.lowers_on if low.since)
+        for a in rule.apis
+    )
+    fixes = ", ".join(rule.fixes)
+    return (
+        f"# {rule.name} ({rule.code})\n\n"
+        f"Default severity: {rule.severity}\n\n"
+        f"## What it does\n{rule.summary}.\n\n"
+        f"## Why is this bad?\n{rule.why}\n\n"
+        f"## APIs\n{apis}\n\n"
+        f"## Example\n```python\n{rule.example}```\n\n"
+        f"Use instead:\n```python\n{rule.fixed}```\n\n"
+        f"## Fixes offered\n{fixes}\n\n"
+        f"## Suppression\n`# jaxtarget: ignore[{rule.code}]` or `# noqa: {rule.code}` on the line.\n"
+    )
+
+
+def rules_json() -> str:
+    return json.dumps(
+        [
+            {
+                "code": r.code,
+                "name": r.name,
+                "summary": r.summary,
+                "severity": r.severity,
+                "why": r.why,
+                "example": r.example,
+                "fixed": r.fixed,
+                "fixes": list(r.fixes),
+                "url": r.url,
+                "apis": [
+                    {
+                        "qualname": a.qualname,
+                        "lowers_on": [{"platform": low.platform, "since": low.since} for low in a.lowers_on],
+                        "condition": a.condition.text if a.condition else None,
+                    }
+                    for a in r.apis
+                ],
+            }
+            for r in RULES
+        ],
+        indent=2,
+    ) + "\n"

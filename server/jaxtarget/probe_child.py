@@ -1,0 +1,163 @@
+"""The probe's child program: runs in the user's interpreter, stdlib and jax only.
+
+It is started as ``python -E -c <this source>`` in an empty temporary folder,
+reads one JSON request from stdin and prints exactly one JSON object on
+stdout. It never imports jaxtarget and never executes workspace code. Every
+lowering case comes from the request (the rule catalog's probe programs).
+"""
+
+# ruff: noqa: PLC0415
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+import traceback
+from typing import Any
+
+
+def _plugins() -> list[dict[str, str]]:
+    from importlib import metadata
+
+    found = []
+    for dist in metadata.distributions():
+        name = (dist.metadata["Name"] or "").lower().replace("_", "-")
+        if name.startswith(("jax-cuda", "jax-rocm", "jax-tpu", "libtpu", "jax-plugins")) or (
+            name.startswith("jax-") and "plugin" in name
+        ):
+            found.append({"name": name, "version": dist.version})
+    found.sort(key=lambda d: d["name"])
+    return found
+
+
+def _version(module_name: str) -> str | None:
+    try:
+        module = __import__(module_name)
+    except Exception:
+        return None
+    return getattr(module, "__version__", None)
+
+
+def _error(exc: BaseException) -> dict[str, str]:
+    return {"type": type(exc).__name__, "message": str(exc).strip().splitlines()[0][:2000] if str(exc).strip() else ""}
+
+
+def _lower(jax: Any, f: Any, args: tuple[Any, ...], method: str, plat: str) -> dict[str, Any]:
+    start = time.perf_counter()
+    try:
+        if method == "export":
+            export = getattr(jax, "export", None)
+            if export is None:
+                return {"ok": None, "skipped": "jax.export is not available in this jax version"}
+            export.export(f, platforms=[plat])(*args)
+            used = "jax.export"
+        else:
+            jitted = f if hasattr(f, "trace") else jax.jit(f)
+            jitted.trace(*args).lower(lowering_platforms=(plat,))
+            used = "jit.trace.lower"
+    except Exception as exc:
+        return {"ok": False, "error": _error(exc), "seconds": round(time.perf_counter() - start, 4)}
+    return {"ok": True, "method": used, "seconds": round(time.perf_counter() - start, 4)}
+
+
+def main() -> None:
+    started = time.perf_counter()
+    request = json.loads(sys.stdin.read() or "{}")
+    n = int(request.get("devices", 2))
+    flags = os.environ.get("XLA_FLAGS", "")
+    os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={n}".strip()
+    out: dict[str, Any] = {
+        "schema": 1,
+        "python": {"executable": sys.executable, "version": platform.python_version()},
+    }
+    import_start = time.perf_counter()
+    try:
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+    except ImportError as exc:
+        out["error"] = {"kind": "jax-missing", "message": f"jax is not installed in {sys.executable}", "detail": str(exc)}
+        out["seconds"] = round(time.perf_counter() - started, 4)
+        print(json.dumps(out))
+        return
+    out["import_seconds"] = round(time.perf_counter() - import_start, 4)
+    out["jax"] = getattr(jax, "__version__", None)
+    out["jaxlib"] = _version("jaxlib")
+    out["plugins"] = _plugins()
+    try:
+        devices = jax.devices()
+        out["default_backend"] = jax.default_backend()
+        out["platform"] = devices[0].platform if devices else None
+        out["devices"] = [str(d) for d in devices]
+        out["device_kind"] = getattr(devices[0], "device_kind", None) if devices else None
+    except Exception as exc:
+        out["default_backend"] = None
+        out["devices"] = []
+        out["backend_error"] = _error(exc)
+    if request.get("mode") == "env":
+        out["seconds"] = round(time.perf_counter() - started, 4)
+        print(json.dumps(out))
+        return
+
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    shard_map = getattr(jax, "shard_map", None)
+    shard_map_from = "jax.shard_map"
+    if shard_map is None:
+        try:
+            from jax.experimental.shard_map import shard_map
+            shard_map_from = "jax.experimental.shard_map.shard_map"
+        except ImportError:
+            shard_map = None
+            shard_map_from = None
+    out["shard_map"] = shard_map_from
+    mesh = None
+    try:
+        if hasattr(jax, "make_mesh"):
+            mesh = jax.make_mesh((n,), ("i",))
+        else:
+            import numpy as np
+            from jax.sharding import Mesh
+            mesh = Mesh(np.array(jax.devices()[:n]), ("i",))
+    except Exception as exc:
+        out["mesh_error"] = _error(exc)
+    platforms = request.get("platforms", ["cpu", "cuda", "rocm", "tpu"])
+    results: dict[str, Any] = {}
+    for case in request.get("cases", []):
+        scope: dict[str, Any] = {
+            "jax": jax, "jnp": jnp, "lax": lax, "shard_map": shard_map, "mesh": mesh,
+            "P": P, "NamedSharding": NamedSharding, "N": n,
+        }
+        entry: dict[str, Any] = {}
+        try:
+            exec(case["code"], scope)
+            f, args = scope["f"], tuple(scope["args"])
+        except Exception as exc:
+            err = _error(exc)
+            entry = {p: {"ok": False, "error": err, "stage": "build"} for p in platforms}
+            results[case["id"]] = entry
+            continue
+        for plat in platforms:
+            entry[plat] = _lower(jax, f, args, case.get("method", "lower"), plat)
+        results[case["id"]] = entry
+        if case.get("run_local"):
+            try:
+                import numpy as np
+                x = jax.device_put(np.arange(args[0].shape[0], dtype=np.float32), args[0].sharding)
+                value = f(x)
+                entry["local_run"] = {"ok": True, "backend": jax.default_backend(), "input": [float(v) for v in np.asarray(x)], "output": [float(v) for v in np.asarray(value)]}
+            except Exception as exc:
+                entry["local_run"] = {"ok": False, "error": _error(exc)}
+    out["cases"] = results
+    out["seconds"] = round(time.perf_counter() - started, 4)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Exception as exc:
+        print(json.dumps({"schema": 1, "error": {"kind": "crash", "message": f"{type(exc).__name__}: {exc}", "detail": traceback.format_exc()[-4000:]}}))
