@@ -42,12 +42,19 @@ def decode_source(data: bytes) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        raise SourceError(f"cannot decode file: {exc.msg if hasattr(exc, 'msg') else exc}") from exc
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            raise SourceError(
+                f"file is not valid UTF-8 (byte {bad.start}) and declares no other encoding"
+            ) from exc
+        raise SourceError(f"cannot decode file: {exc.msg}") from exc
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
         where = f" at byte {exc.start}" if isinstance(exc, UnicodeDecodeError) else ""
-        raise SourceError(f"file is not valid {encoding}{where}") from exc
+        name = "UTF-8" if encoding.replace("-", "").lower() in ("utf8", "utf8sig") else encoding
+        raise SourceError(f"file is not valid {name}{where}") from exc
     return text[1:] if text.startswith("\ufeff") else text
 
 

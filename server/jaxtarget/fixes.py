@@ -268,7 +268,7 @@ def guard_fix(analysis: Analysis, finding: Finding, ref: Reference, version: tup
     nl = _newline(source)
     condition, need = _guard_condition(api, version)
     interior = _string_interior_lines(source) if '"""' in source or "'''" in source else set()
-    body = _reindent(lines, first, last, indent + unit, interior)
+    body = _reindent(lines, first, last, unit, interior)
     if ppermute:
         fallback = _ppermute_fallback(source, ref, partner, indent + unit, nl)
         if fallback is None:

@@ -1,0 +1,230 @@
+"""The backend probe: run a fixed lowering script in the user's interpreter.
+
+The child (``probe_child.py``) is started with an argument list (never a
+shell), in its own process group and an empty temporary folder, with
+``python -E -c <source>``; it gets its request on stdin and prints one JSON
+object. A timeout or a cancel kills the whole group. Output is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .catalog import APIS, PPERMUTE_PROBE, PSEND_PAIR_PROBE
+from .targets import PLATFORMS
+
+MAX_OUTPUT = 4 * 1024 * 1024
+
+
+class ProbeError(Exception):
+    """The probe produced no result; ``kind`` says why."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    python: str
+    data: dict[str, Any]
+    seconds: float
+    platforms: dict[str, bool | None] = field(default_factory=dict)
+
+    @property
+    def jax_version(self) -> str | None:
+        v = self.data.get("jax")
+        return v if isinstance(v, str) else None
+
+    @property
+    def default_backend(self) -> str | None:
+        platform = self.data.get("platform")
+        backend = self.data.get("default_backend")
+        if isinstance(platform, str) and platform in PLATFORMS:
+            return platform
+        return backend if isinstance(backend, str) else None
+
+
+def _child_source() -> str:
+    return resources.files("jaxtarget").joinpath("probe_child.py").read_text(encoding="utf-8")
+
+
+def build_request(env_only: bool = False, all_apis: bool = False) -> dict[str, Any]:
+    if env_only:
+        return {"mode": "env"}
+    cases: list[dict[str, Any]] = [
+        {"id": "psend+precv", "code": PSEND_PAIR_PROBE.code, "method": PSEND_PAIR_PROBE.method},
+        {"id": "ppermute", "code": PPERMUTE_PROBE.code, "method": PPERMUTE_PROBE.method, "run_local": True},
+    ]
+    if all_apis:
+        for api in APIS.values():
+            if api.probe is not None:
+                cases.append({"id": api.qualname, "code": api.probe.code, "method": api.probe.method})
+    return {"mode": "full", "devices": 2, "platforms": list(PLATFORMS), "cases": cases}
+
+
+def command_for(python: str) -> list[str]:
+    return [python, "-E", "-c", _child_source()]
+
+
+def _check_python(python: str) -> None:
+    path = Path(python)
+    if not path.exists():
+        raise ProbeError("interpreter-missing", f"interpreter not found: {python}")
+    if path.is_dir() or not os.access(path, os.X_OK):
+        raise ProbeError("interpreter-not-executable", f"interpreter is not executable: {python}")
+
+
+def _child_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "JAX_PLATFORM"))}
+    env["JAX_PLATFORMS"] = os.environ.get("JAX_PLATFORMS", "")
+    if not env["JAX_PLATFORMS"]:
+        del env["JAX_PLATFORMS"]
+    env["PYTHONUNBUFFERED"] = "1"
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    return env
+
+
+def _parse(python: str, code: int | None, out: bytes, err: bytes, started: float) -> ProbeResult:
+    seconds = time.perf_counter() - started
+    if len(out) > MAX_OUTPUT:
+        raise ProbeError("output-too-large", f"the probe printed more than {MAX_OUTPUT} bytes")
+    text = out.decode("utf-8", errors="replace").strip()
+    last = text.splitlines()[-1] if text else ""
+    try:
+        data = json.loads(last)
+    except json.JSONDecodeError:
+        tail = err.decode("utf-8", errors="replace").strip().splitlines()[-3:]
+        detail = " | ".join(tail) or (last[:200] if last else "no output")
+        if code:
+            raise ProbeError("crashed", f"the probe exited with status {code}: {detail}") from None
+        raise ProbeError("bad-output", f"the probe printed something that is not JSON: {detail}") from None
+    if not isinstance(data, dict):
+        raise ProbeError("bad-output", "the probe printed JSON that is not an object")
+    error = data.get("error")
+    if isinstance(error, dict):
+        kind = str(error.get("kind", "error"))
+        raise ProbeError(kind, str(error.get("message", "probe failed")))
+    if code:
+        raise ProbeError("crashed", f"the probe exited with status {code}")
+    data["wall_seconds"] = round(seconds, 3)
+    return ProbeResult(python, data, seconds, _platform_verdicts(data))
+
+
+def _platform_verdicts(data: dict[str, Any]) -> dict[str, bool | None]:
+    case = data.get("cases", {}).get("psend+precv", {})
+    return {p: case.get(p, {}).get("ok") for p in PLATFORMS if p in case}
+
+
+def run_probe(python: str, timeout: float = 60.0, env_only: bool = False, all_apis: bool = False) -> ProbeResult:
+    """Run the probe synchronously (CLI)."""
+    _check_python(python)
+    request = json.dumps(build_request(env_only, all_apis)).encode()
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="jaxtarget-probe-") as cwd:
+        try:
+            proc = subprocess.Popen(
+                command_for(python), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                cwd=cwd, env=_child_env(), start_new_session=True,
+            )
+        except OSError as exc:
+            raise ProbeError("interpreter-not-executable", f"cannot start {python}: {exc.strerror or exc}") from exc
+        try:
+            out, err = proc.communicate(request, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc.pid)
+            proc.communicate()
+            raise ProbeError("timeout", f"the probe did not finish within {timeout:g} s and was killed") from None
+        except BaseException:
+            _kill_group(proc.pid)
+            proc.wait()
+            raise
+    return _parse(python, proc.returncode, out, err, started)
+
+
+async def run_probe_async(python: str, timeout: float = 60.0, env_only: bool = False) -> ProbeResult:
+    """Run the probe without blocking the event loop; cancelling kills the child's group."""
+    _check_python(python)
+    request = json.dumps(build_request(env_only)).encode()
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="jaxtarget-probe-") as cwd:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *command_for(python), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, cwd=cwd, env=_child_env(), start_new_session=True,
+                limit=MAX_OUTPUT,
+            )
+        except OSError as exc:
+            raise ProbeError("interpreter-not-executable", f"cannot start {python}: {exc.strerror or exc}") from exc
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(request), timeout)
+        except asyncio.TimeoutError:
+            _kill_group(proc.pid)
+            await proc.wait()
+            raise ProbeError("timeout", f"the probe did not finish within {timeout:g} s and was killed") from None
+        except BaseException:
+            _kill_group(proc.pid)
+            await proc.wait()
+            raise
+    return _parse(python, proc.returncode, out, err, started)
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+_MARK = {True: "✓", False: "✗", None: "?"}
+
+
+def verdict_line(result: ProbeResult) -> str:
+    parts = [f"{p} {_MARK[result.platforms.get(p)]}" for p in PLATFORMS if p in result.platforms]
+    head = " · ".join(parts) if parts else f"default backend {result.default_backend}"
+    return f"{head} — jax {result.jax_version}"
+
+
+def format_summary(result: ProbeResult) -> str:
+    d = result.data
+    lines = [
+        f"python   {d.get('python', {}).get('executable')} ({d.get('python', {}).get('version')})",
+        f"jax      {d.get('jax')}   jaxlib {d.get('jaxlib')}",
+        f"plugins  {', '.join(p['name'] + ' ' + p['version'] for p in d.get('plugins', [])) or 'none'}",
+        f"backend  {d.get('default_backend')}   devices {', '.join(d.get('devices', []))}",
+    ]
+    cases = d.get("cases", {})
+    for case_id, entry in cases.items():
+        lines.append(f"{case_id}:")
+        for p in PLATFORMS:
+            res = entry.get(p)
+            if res is None:
+                continue
+            if res.get("ok"):
+                lines.append(f"  {p:<5} ✓ lowers")
+            elif res.get("ok") is None:
+                lines.append(f"  {p:<5} ? {res.get('skipped')}")
+            else:
+                err = res.get("error", {})
+                lines.append(f"  {p:<5} ✗ {err.get('type')}: {err.get('message')}")
+        run = entry.get("local_run")
+        if run:
+            if run.get("ok"):
+                lines.append(f"  ran on {run.get('backend')}: {run.get('input')} -> {run.get('output')}")
+            else:
+                lines.append(f"  local run failed: {run.get('error')}")
+    lines.append(f"summary  {verdict_line(result)}   ({result.seconds:.1f} s)")
+    return "\n".join(lines)
+
+

@@ -1,0 +1,118 @@
+"""Every spelling of psend/precv is found through jedi; look-alikes are not."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from jaxtarget.resolution import JediResolver, StaticResolver, load_environment
+
+from .conftest import CheckFn, token_at
+
+SPELLINGS = {
+    "lax-attr": ("from jax import lax\ny = lax.psend(x, 'i', p)\n", "psend"),
+    "jax-lax-attr": ("import jax\ny = jax.lax.psend(x, 'i', p)\n", "psend"),
+    "import-jax-lax": ("import jax.lax\ny = jax.lax.precv(t, s, 'i', p)\n", "precv"),
+    "import-as": ("import jax.lax as L\ny = L.psend(x, 'i', p)\n", "psend"),
+    "from-as": ("from jax import lax as jl\ny = jl.precv(t, s, 'i', p)\n", "precv"),
+    "from-name-as": ("from jax.lax import psend as ps\ny = ps(x, 'i', p)\n", "ps"),
+    "from-name": ("from jax.lax import precv\ny = precv(t, s, 'i', p)\n", "precv"),
+    "star": ("from jax.lax import *\ny = psend(x, 'i', p)\n", "psend"),
+    "alias-assign": ("from jax import lax\nsend = lax.psend\n", "psend"),
+    "partial": ("import functools\nfrom jax import lax\nf = functools.partial(lax.psend, axis_name='i')\n", "psend"),
+    "function-local-import": ("def f(x):\n    from jax import lax\n    return lax.psend(x, 'i', p)\n", "psend"),
+    "pbroadcast": ("from jax import lax\ny = lax.pbroadcast(x, 'i', 0)\n", "pbroadcast"),
+}
+
+LOOKALIKES = {
+    "own-def": "def psend(x, a, p):\n    return x\ny = psend(1, 'i', [])\n",
+    "method": "class C:\n    def psend(self, x):\n        return x\n    def go(self):\n        return self.psend(1)\n",
+    "shadowed-module": "class SomethingElse:\n    def psend(self, *a):\n        pass\nlax = SomethingElse()\nlax.psend(1, 'i', [])\n",
+    "string": "s = 'lax.psend(x, \"i\", p)'\n",
+    "comment": "# from jax import lax; lax.psend(x)\nx = 1\n",
+    "docstring": 'def f():\n    """Calls jax.lax.psend(x) under the hood."""\n',
+    "parameter-shadow": "from jax import lax\ndef f(lax):\n    return lax.psend(1)\n",
+    "other-module": "import numpy as lax\nlax.psend\n",
+    "local-rebind": "from jax import lax\ndef f():\n    lax = object()\n    return lax.psend(1)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPELLINGS))
+def test_every_spelling_is_resolved(check: CheckFn, name: str) -> None:
+    source, token = SPELLINGS[name]
+    analysis = check(source)
+    codes = [f.code for f in analysis.findings]
+    assert "JT001" in codes, (name, analysis.findings)
+    f = next(f for f in analysis.findings if f.code == "JT001")
+    assert token_at(source, f.span.line, f.span.col, f.span.end_col) == token
+    assert f.resolved_by == "jedi"
+
+
+@pytest.mark.parametrize("name", sorted(LOOKALIKES))
+def test_lookalikes_are_not_reported(check: CheckFn, name: str) -> None:
+    analysis = check(LOOKALIKES[name])
+    assert analysis.findings == [], analysis.findings
+
+
+@pytest.mark.parametrize("name", sorted(SPELLINGS))
+def test_binding_resolution_agrees_with_full_file_jedi(check: CheckFn, name: str) -> None:
+    """The cached per-binding answers equal jedi's goto on the real file."""
+    source, _ = SPELLINGS[name]
+    analysis = check(source)
+    resolver = load_environment(None).resolver
+    assert isinstance(resolver, JediResolver)
+    spots = [(r.span.line, r.span.col) for r in analysis.references]
+    assert spots
+    assert resolver.resolve_in_file(source, None, spots) == [r.qualname for r in analysis.references]
+
+
+@pytest.mark.parametrize("name", sorted(LOOKALIKES))
+def test_lookalikes_full_file_jedi_agrees(name: str) -> None:
+    source = LOOKALIKES[name]
+    resolver = load_environment(None).resolver
+    assert isinstance(resolver, JediResolver)
+    spots = [(i + 1, line.index("psend")) for i, line in enumerate(source.splitlines()) if "psend" in line]
+    assert all(r is None for r in resolver.resolve_in_file(source, None, spots))
+
+
+def test_ambiguous_binding_goes_to_jedi_flow_analysis(check: CheckFn) -> None:
+    source = textwrap.dedent(
+        """\
+        try:
+            from jax import lax
+        except ImportError:
+            lax = None
+        y = lax.psend(x, "i", p)
+        """
+    )
+    findings = check(source).findings
+    assert [f.code for f in findings if f.code == "JT001"] == ["JT001"]
+
+
+def test_definition_comes_from_installed_jax() -> None:
+    resolver = load_environment(None).resolver
+    assert isinstance(resolver, JediResolver)
+    defs = resolver.definitions()
+    psend = [full for full, public in defs.items() if public == "jax.lax.psend"]
+    assert psend and psend[0].startswith("jax.")
+    assert resolver.jax.path.name == "jax"
+
+
+def test_without_jax_falls_back_to_imports(check: CheckFn, python_without_jax: str) -> None:
+    env = load_environment(python_without_jax)
+    assert isinstance(env.resolver, StaticResolver)
+    source, _ = SPELLINGS["import-as"]
+    analysis = check(source, python=python_without_jax)
+    assert [f.code for f in analysis.findings] == ["JT001", "JT002"]
+    f = analysis.findings[0]
+    assert f.resolved_by == "imports"
+    assert "jax is not installed" in f.message
+    assert check(LOOKALIKES["own-def"], python=python_without_jax).findings == []
+
+
+@pytest.mark.parametrize("name", ["lax-attr", "jax-lax-attr", "from-name-as", "star", "partial"])
+def test_static_fallback_finds_common_spellings(check: CheckFn, python_without_jax: str, name: str) -> None:
+    source, token = SPELLINGS[name]
+    findings = check(source, python=python_without_jax).findings
+    assert findings and token_at(source, findings[0].span.line, findings[0].span.col, findings[0].span.end_col) == token

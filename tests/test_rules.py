@@ -1,0 +1,231 @@
+"""Targets, guards, shard_map context, conditions, suppression and positions."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from jaxtarget.analysis import Engine
+from jaxtarget.catalog import APIS, RULES
+from jaxtarget.config import Layer, resolve
+from jaxtarget.resolution import load_environment
+
+from .conftest import CheckFn, token_at
+
+PAIR = textwrap.dedent(
+    """\
+    from functools import partial
+    import jax
+    from jax import lax
+
+    @partial(jax.shard_map, mesh=mesh, in_specs=P("i"), out_specs=P("i"))
+    def step(x):
+        token = lax.psend(x, "i", [(0, 1)])
+        return lax.precv(token, x, "i", [(0, 1)])
+    """
+)
+
+
+def codes(analysis: object) -> list[str]:
+    return [f.code for f in analysis.findings]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("targets", "expected"),
+    [
+        (("cuda",), []),
+        (("rocm",), []),
+        (("gpu",), []),
+        (("tpu",), ["JT001", "JT001"]),
+        (("cpu",), ["JT001", "JT001"]),
+        (("cpu", "cuda"), ["JT001", "JT001"]),
+    ],
+)
+def test_targets_decide_jt001(check: CheckFn, targets: tuple[str, ...], expected: list[str]) -> None:
+    assert codes(check(PAIR, targets)) == expected
+
+
+def test_message_names_api_and_failing_targets(check: CheckFn) -> None:
+    f = check(PAIR, ("cpu", "tpu", "cuda")).findings[0]
+    assert f.message == (
+        "`lax.psend` only lowers on GPU (cuda, rocm); targets 'cpu', 'tpu' would raise NotImplementedError"
+    )
+    assert f.failing == ("cpu", "tpu")
+
+
+def test_pair_is_linked_both_ways(check: CheckFn) -> None:
+    send, recv = check(PAIR).findings
+    assert send.related[0][0] == recv.span
+    assert recv.related[0][0] == send.span
+
+
+GUARDED = {
+    "helper": "if has_gpu_backend():\n    {call}\n",
+    "default-backend-in": 'if jax.default_backend() in ("gpu", "cuda", "rocm"):\n    {call}\n',
+    "default-backend-eq": 'if jax.default_backend() == "gpu":\n    {call}\n',
+    "reversed-eq": 'if "gpu" == jax.default_backend():\n    {call}\n',
+    "negated-else": "if not has_gpu_backend():\n    pass\nelse:\n    {call}\n",
+    "not-equal-cpu-and-tpu": 'if jax.default_backend() not in ("cpu", "tpu"):\n    {call}\n',
+    "early-return": "def f(x):\n    if not has_gpu_backend():\n        return x\n    {call}\n",
+    "early-raise": 'def f(x):\n    if jax.default_backend() != "gpu":\n        raise RuntimeError\n    {call}\n',
+    "assert": "def f(x):\n    assert has_gpu_backend()\n    {call}\n",
+    "ternary": "y = {call} if has_gpu_backend() else x\n",
+    "and": "ok = has_gpu_backend() and {call}\n",
+    "skipif": '@pytest.mark.skipif(not has_gpu_backend(), reason="gpu")\ndef test_it():\n    {call}\n',
+    "skipunless": "@unittest.skipUnless(has_gpu_backend(), 'gpu')\ndef test_it():\n    {call}\n",
+    "pytestmark": "pytestmark = pytest.mark.skipif(not has_gpu_backend(), reason='gpu')\ndef test_it():\n    {call}\n",
+    "nested": "if has_gpu_backend():\n    for i in range(3):\n        with ctx:\n            {call}\n",
+}
+
+UNGUARDED = {
+    "else-branch": "if has_gpu_backend():\n    pass\nelse:\n    {call}\n",
+    "cpu-branch": 'if jax.default_backend() == "cpu":\n    {call}\n',
+    "unrelated-condition": "if debug:\n    {call}\n",
+    "after-non-exiting-if": "def f(x):\n    if not has_gpu_backend():\n        print(x)\n    {call}\n",
+    "ternary-else": "y = x if has_gpu_backend() else {call}\n",
+}
+
+HEADER = "import jax\nfrom jax import lax\n"
+CALL = 'lax.psend(x, "i", [(0, 1)])'
+
+
+@pytest.mark.parametrize("name", sorted(GUARDED))
+def test_gpu_guards_silence_non_gpu_targets(check: CheckFn, name: str) -> None:
+    source = HEADER + GUARDED[name].format(call=CALL)
+    assert "JT001" not in codes(check(source, ("cpu", "tpu"))), name
+
+
+@pytest.mark.parametrize("name", sorted(UNGUARDED))
+def test_other_branches_are_reported(check: CheckFn, name: str) -> None:
+    source = HEADER + UNGUARDED[name].format(call=CALL)
+    assert "JT001" in codes(check(source, ("cpu",))), name
+
+
+def test_cuda_only_guard_still_reports_rocm_for_cuda_only_api(check: CheckFn) -> None:
+    source = HEADER + 'if jax.devices()[0].platform == "cpu":\n    w = jax.scipy.linalg.schur(a)\n'
+    assert codes(check(source, ("cpu", "cuda"))) == []
+    source = HEADER + "w = jax.scipy.linalg.schur(a)\n"
+    f = check(source, ("cpu", "cuda")).findings[0]
+    assert f.code == "JT003" and f.failing == ("cuda",)
+
+
+@pytest.mark.parametrize(
+    "decorated",
+    [
+        '@partial(jax.shard_map, mesh=m, in_specs=P("i"), out_specs=P("i"))\ndef f(x):\n    return {call}\n',
+        '@jax.shard_map(mesh=m, in_specs=P("i"), out_specs=P("i"))\ndef f(x):\n    return {call}\n',
+        'def f(x):\n    return {call}\ng = jax.jit(jax.shard_map(f, mesh=m, in_specs=P("i"), out_specs=P("i")))\n',
+        'from jax.experimental.shard_map import shard_map as smap\ndef f(x):\n    return {call}\ng = smap(f, m, P("i"), P("i"))\n',
+        'def inner(x):\n    return {call}\ndef f(x):\n    return inner(x)\ng = jax.shard_map(f, mesh=m, in_specs=P("i"), out_specs=P("i"))\n',
+        'g = jax.shard_map(lambda x: {call}, mesh=m, in_specs=P("i"), out_specs=P("i"))\n',
+    ],
+)
+def test_shard_map_context_silences_jt002(check: CheckFn, decorated: str) -> None:
+    source = "from functools import partial\n" + HEADER + decorated.format(call=CALL)
+    assert "JT002" not in codes(check(source, ("cuda",)))
+
+
+def test_jit_without_shard_map_is_jt002_information(check: CheckFn) -> None:
+    source = HEADER + "@jax.jit\ndef f(x):\n    return " + CALL + "\n"
+    findings = check(source, ("cuda",)).findings
+    assert [(f.code, f.severity) for f in findings] == [("JT002", "information")]
+
+
+def test_alias_assignment_is_not_jt002(check: CheckFn) -> None:
+    assert codes(check(HEADER + "send = lax.psend\n", ("cuda",))) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("import jax.numpy as jnp\nw = jnp.linalg.eig(a)\n", ["JT003"]),
+        ("from jax import lax\nq = lax.linalg.qr(a)\n", []),
+        ("from jax import lax\nq = lax.linalg.qr(a, pivoting=True)\n", ["JT003"]),
+        ("import jax.scipy.linalg as sl\nq = sl.qr(a, pivoting=False)\n", []),
+        ("import jax\nq = jax.nn.dot_product_attention(q, k, v)\n", []),
+        ('import jax\nq = jax.nn.dot_product_attention(q, k, v, implementation="cudnn")\n', ["JT003"]),
+        ("import jax\ny = jax.nn.scaled_dot_general(a, b, dn)\n", []),
+        ("import jax\ny = jax.nn.scaled_dot_general(a, b, dn, configs=cfgs)\n", ["JT003"]),
+    ],
+)
+def test_conditions_on_arguments(check: CheckFn, source: str, expected: list[str]) -> None:
+    assert codes(check(source, ("tpu",))) == expected
+
+
+def test_schur_is_cpu_only(check: CheckFn) -> None:
+    source = "from jax.scipy.linalg import schur\nt, z = schur(a)\n"
+    assert codes(check(source, ("cpu",))) == []
+    assert check(source, ("gpu",)).findings[0].failing == ("cuda", "rocm")
+
+
+@pytest.mark.parametrize(
+    ("comment", "silenced"),
+    [
+        ("# jaxtarget: ignore[JT001]", True),
+        ("# jaxtarget: ignore[JT003]", False),
+        ("# jaxtarget: ignore", True),
+        ("# noqa: JT001", True),
+        ("# noqa: JT002, JT001", True),
+        ("# noqa: E501", False),
+        ("# noqa", True),
+        ("# fine", False),
+    ],
+)
+def test_suppression_comments(check: CheckFn, comment: str, silenced: bool) -> None:
+    source = HEADER + f"y = {CALL}  {comment}\n"
+    assert ("JT001" not in codes(check(source))) is silenced
+
+
+def test_suppression_text_in_a_string_does_not_count(check: CheckFn) -> None:
+    source = HEADER + f'y = ({CALL}, "# jaxtarget: ignore")\n'
+    assert "JT001" in codes(check(source))
+
+
+def test_select_ignore_and_severity() -> None:
+    env = load_environment(None)
+    source = HEADER + "@jax.jit\ndef f(x):\n    return " + CALL + "\n"
+    only2 = Engine(resolve(Layer(target_backends=("cpu",), select=("JT002",))), env).check(source)
+    assert [f.code for f in only2.findings] == ["JT002"]
+    no1 = Engine(resolve(Layer(target_backends=("cpu",), ignore=("JT001",))), env).check(source)
+    assert [f.code for f in no1.findings] == ["JT002"]
+    sev = Engine(resolve(Layer(target_backends=("cpu",), severity={"JT001": "warning"})), env).check(source)
+    assert sev.findings[0].severity == "warning"
+
+
+def test_columns_count_code_points_after_non_bmp_characters(check: CheckFn) -> None:
+    source = HEADER + f'y = ("🚀🚀", {CALL})\n'
+    f = check(source).findings[0]
+    line = source.splitlines()[2]
+    assert f.span.col == line.index("psend")
+    assert token_at(source, f.span.line, f.span.col, f.span.end_col) == "psend"
+
+
+def test_syntax_error_still_yields_findings_for_the_rest(check: CheckFn) -> None:
+    source = HEADER + "def broken(:\n    pass\n" + f"y = {CALL}\n" + "z = (1,\n"
+    analysis = check(source)
+    assert analysis.syntax_error and analysis.syntax_error.startswith("SyntaxError")
+    assert "JT001" in codes(analysis)
+
+
+@pytest.mark.parametrize("source", ["", "\n", "x = 1\n", "lax.", "from jax import lax\nlax.ps", "\ufeffimport jax\n"])
+def test_degenerate_input_does_not_raise(check: CheckFn, source: str) -> None:
+    check(source)
+
+
+def test_large_module(check: CheckFn) -> None:
+    body = "".join(f"v{i} = foo({i})\n" for i in range(50_000))
+    analysis = check(HEADER + body + f"y = {CALL}\n")
+    assert codes(analysis) == ["JT001", "JT002"]
+    assert analysis.findings[0].span.line == 50_003
+
+
+def test_every_rule_is_documented_and_every_api_named_once() -> None:
+    seen = set()
+    for rule in RULES:
+        assert rule.code.startswith("JT") and rule.name and rule.why and rule.example and rule.fixed
+        assert "{api}" in rule.message
+        for api in rule.apis:
+            assert api.qualname.startswith("jax.")
+            seen.add(api.qualname)
+    assert seen == set(APIS)
