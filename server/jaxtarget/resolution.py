@@ -303,3 +303,24 @@ def load_environment(python: str | None) -> Environment:
         result = Environment(exe, resolver, jax.version if jax else None, plugins)
         _ENVIRONMENTS[exe] = result
         return result
+
+
+def describe(environment: Environment, qualname: str) -> tuple[str, str]:
+    """Signature and docstring of a public name, from the user's installed JAX."""
+    resolver = environment.resolver
+    if not isinstance(resolver, JediResolver):
+        return "", ""
+    module = qualname.rsplit(".", 1)[0]
+    script = jedi.Script(f"import {module}\n{qualname}\n", environment=resolver.environment)
+    try:
+        names = script.infer(2, len(qualname))
+    except Exception:
+        return "", ""
+    for n in names:
+        try:
+            sigs = n.get_signatures()
+            signature = sigs[0].to_string() if sigs else ""
+            return signature, n.docstring(raw=True)
+        except Exception:
+            continue
+    return "", ""
