@@ -1,0 +1,128 @@
+"""The backend probe against real interpreters: real jax, a jax-free venv, broken ones."""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient, client_capabilities
+
+from jaxtarget.probe import ProbeError, run_probe
+
+from .conftest import run_cli
+from .lsp_helpers import SERVER
+
+
+def _script(tmp_path: Path, name: str, body: str) -> str:
+    path = tmp_path / name
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+def test_real_jax_probe() -> None:
+    result = run_probe(sys.executable, timeout=120)
+    pair = result.data["cases"]["psend+precv"]
+    for platform in ("cpu", "tpu"):
+        assert pair[platform]["ok"] is False
+        assert pair[platform]["error"] == {
+            "type": "NotImplementedError",
+            "message": "psend is currently only implemented on GPU",
+        }
+    assert pair["cuda"]["ok"] is True and pair["rocm"]["ok"] is True
+    ppermute = result.data["cases"]["ppermute"]
+    assert all(ppermute[p]["ok"] for p in ("cpu", "cuda", "rocm", "tpu"))
+    run = ppermute["local_run"]
+    assert run["ok"] and run["output"] == [0.0, 0.0, 0.0, 1.0]  # device 0's block moved to device 1
+    assert result.data["jax"] and result.data["default_backend"] == "cpu"
+    assert result.platforms == {"cpu": False, "cuda": True, "rocm": True, "tpu": False}
+
+
+def test_cli_probe_json() -> None:
+    out = run_cli("probe", "--python", sys.executable, "--format", "json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["cases"]["psend+precv"]["cuda"]["ok"] is True
+
+
+def test_missing_and_non_executable_interpreters(tmp_path: Path) -> None:
+    with pytest.raises(ProbeError) as missing:
+        run_probe(str(tmp_path / "nope"))
+    assert missing.value.kind == "interpreter-missing"
+    plain = tmp_path / "python"
+    plain.write_text("")
+    with pytest.raises(ProbeError) as not_exec:
+        run_probe(str(plain))
+    assert not_exec.value.kind == "interpreter-not-executable"
+
+
+def test_jax_not_installed(python_without_jax: str) -> None:
+    with pytest.raises(ProbeError) as err:
+        run_probe(python_without_jax, timeout=60)
+    assert err.value.kind == "jax-missing"
+    assert str(err.value) == f"jax is not installed in {python_without_jax}"
+
+
+def test_hanging_interpreter_is_killed_with_its_group(tmp_path: Path) -> None:
+    marker = tmp_path / "child.pid"
+    python = _script(tmp_path, "hang", f"sleep 300 &\necho $! > {marker}\nwait\n")
+    started = time.monotonic()
+    with pytest.raises(ProbeError) as err:
+        run_probe(python, timeout=1.5)
+    assert err.value.kind == "timeout"
+    assert time.monotonic() - started < 10
+    pid = int(marker.read_text())
+    time.sleep(0.2)
+    status = Path(f"/proc/{pid}/status")
+    # the grandchild died with the group (gone, or a zombie waiting for init to reap it)
+    assert not status.exists() or "\nState:\tZ" in status.read_text()
+
+
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [
+        ("echo boom >&2\nexit 1\n", "crashed"),
+        ("echo 'this is not json'\n", "bad-output"),
+        ("head -c 6000000 /dev/zero | tr '\\0' x\n", "output-too-large"),
+    ],
+)
+def test_broken_children(tmp_path: Path, body: str, kind: str) -> None:
+    with pytest.raises(ProbeError) as err:
+        run_probe(_script(tmp_path, "py", body), timeout=30)
+    assert err.value.kind == kind
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def client(lsp_client: LanguageClient, tmp_path: Path):
+    await lsp_client.initialize_session(
+        types.InitializeParams(capabilities=client_capabilities("visual-studio-code"), root_uri=tmp_path.as_uri(),
+                               workspace_folders=[types.WorkspaceFolder(tmp_path.as_uri(), "w")])
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_probe_command_over_lsp(client: LanguageClient) -> None:
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="jaxtarget.probeBackend", arguments=[{"python": sys.executable}])
+    )
+    assert result["ok"] is True
+    assert result["summary"].startswith("cpu ✗ · cuda ✓ · rocm ✓ · tpu ✗ — jax ")
+    assert result["result"]["cases"]["psend+precv"]["cpu"]["error"]["type"] == "NotImplementedError"
+    kinds = [[type(v).__name__ for v in reports] for reports in client.progress_reports.values()]
+    assert ["WorkDoneProgressBegin", "WorkDoneProgressEnd"] in kinds
+    assert any(m.message == result["summary"] for m in client.messages)
+
+
+async def test_probe_command_failure_is_reported(client: LanguageClient, tmp_path: Path) -> None:
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="jaxtarget.probeBackend", arguments=[{"python": str(tmp_path / "none")}])
+    )
+    assert result["ok"] is False and result["error"]["kind"] == "interpreter-missing"
+    assert any(m.type == types.MessageType.Error for m in client.messages)
