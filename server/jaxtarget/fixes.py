@@ -69,14 +69,19 @@ def _newline(source: str) -> str:
 
 
 def _indent_unit(source: str, near: str) -> str:
+    """The file's indentation step, read from its INDENT tokens (strings do not count)."""
     if "\t" in near:
         return "\t"
-    widths = sorted(
-        {len(m.group(1)) for m in re.finditer(r"^( +)\S", source, re.M)}
-    )
-    if "\t" in source and not widths:
-        return "\t"
-    return " " * (widths[0] if widths and widths[0] <= 8 else 4)
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.INDENT:
+                if "\t" in tok.string:
+                    return "\t"
+                width = len(tok.string) - len(near) if tok.string.startswith(near) and near else len(tok.string)
+                return " " * (width if 0 < width <= 8 else 4)
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return "    "
 
 
 def _string_interior_lines(source: str) -> set[int]:

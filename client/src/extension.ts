@@ -1,0 +1,144 @@
+import * as fs from "fs";
+import * as path from "path";
+import * as vscode from "vscode";
+import { PythonExtension } from "@vscode/python-extension";
+import {
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  State,
+} from "vscode-languageclient/node";
+import { chooseInterpreter, explicitSettings, serverCommand, statusText } from "./settings";
+
+let client: LanguageClient | undefined;
+let output: vscode.LogOutputChannel;
+let status: vscode.LanguageStatusItem;
+let lastVerdict: string | undefined;
+
+function inspector(scope?: vscode.ConfigurationScope) {
+  const config = vscode.workspace.getConfiguration("jaxtarget", scope);
+  return (key: string) => config.inspect(key);
+}
+
+async function pythonFromExtension(resource?: vscode.Uri): Promise<string | undefined> {
+  try {
+    const api = await PythonExtension.api();
+    const envPath = api.environments.getActiveEnvironmentPath(resource);
+    const env = await api.environments.resolveEnvironment(envPath);
+    return env?.executable.uri?.fsPath ?? envPath.path;
+  } catch (err) {
+    output.info(`Python extension not available: ${String(err)}`);
+    return undefined;
+  }
+}
+
+async function startServer(context: vscode.ExtensionContext): Promise<void> {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  const trusted = vscode.workspace.isTrusted;
+  const settings = explicitSettings(inspector(folder), trusted);
+  const interpreterSetting = settings.interpreter as string[] | undefined;
+  const choice = chooseInterpreter(interpreterSetting, await pythonFromExtension(folder?.uri), "python3");
+  const python = choice.python ?? "python3";
+  const bundled = path.join(context.extensionPath, "bundled", "libs");
+  const cmd = serverCommand(python, fs.existsSync(bundled) ? bundled : undefined, process.env);
+  output.info(`Starting jaxtarget with ${python} (${choice.source})`);
+  const serverOptions: ServerOptions = { command: cmd.command, args: cmd.args, options: { env: cmd.env } };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [{ scheme: "file", language: "python" }],
+    outputChannel: output,
+    initializationOptions: settings,
+    synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher("**/pyproject.toml") },
+    middleware: {
+      workspace: {
+        configuration: (params) =>
+          params.items.map((item) => {
+            const scope = item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined;
+            return explicitSettings(inspector(scope), vscode.workspace.isTrusted);
+          }),
+      },
+    },
+  };
+  client = new LanguageClient("jaxtarget", "JAX Target", serverOptions, clientOptions);
+  client.onDidChangeState((e) => {
+    if (e.newState === State.Stopped) {
+      status.severity = vscode.LanguageStatusSeverity.Error;
+      status.text = "JAX Target stopped";
+    }
+  });
+  await client.start();
+  updateStatus();
+}
+
+function updateStatus(): void {
+  const targets = vscode.workspace.getConfiguration("jaxtarget").get<string[]>("targetBackends", ["auto"]);
+  status.text = statusText(targets, lastVerdict);
+  status.severity = vscode.LanguageStatusSeverity.Information;
+}
+
+async function restart(context: vscode.ExtensionContext): Promise<void> {
+  if (client) {
+    await client.stop();
+    client = undefined;
+  }
+  await startServer(context);
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  output = vscode.window.createOutputChannel("JAX Target", { log: true });
+  status = vscode.languages.createLanguageStatusItem("jaxtarget.status", { language: "python" });
+  status.name = "JAX Target";
+  status.command = { title: "Probe backend", command: "jaxtarget.probeBackend" };
+  context.subscriptions.push(output, status);
+
+  context.subscriptions.push(
+    vscode.commands.registerCommand("jaxtarget.restart", () => restart(context)),
+    vscode.commands.registerCommand("jaxtarget.showOutput", () => output.show()),
+    vscode.commands.registerCommand("jaxtarget.showConfiguration", async () => {
+      const result = await client?.sendRequest("workspace/executeCommand", { command: "jaxtarget.showConfiguration" });
+      const doc = await vscode.workspace.openTextDocument({ language: "json", content: JSON.stringify(result, null, 2) });
+      await vscode.window.showTextDocument(doc);
+    }),
+    vscode.commands.registerCommand("jaxtarget.probeBackend", async () => {
+      if (!vscode.workspace.isTrusted) {
+        void vscode.window.showWarningMessage(
+          "JAX Target: the backend probe runs your interpreter and is disabled in an untrusted workspace.",
+        );
+        return;
+      }
+      const uri = vscode.window.activeTextEditor?.document.uri.toString();
+      const result = (await client?.sendRequest("workspace/executeCommand", {
+        command: "jaxtarget.probeBackend",
+        arguments: [{ uri }],
+      })) as { ok: boolean; summary?: string } | undefined;
+      if (result?.ok && result.summary) {
+        lastVerdict = result.summary;
+        updateStatus();
+      }
+    }),
+    vscode.workspace.onDidChangeConfiguration(async (e) => {
+      if (e.affectsConfiguration("jaxtarget.interpreter")) {
+        await restart(context);
+      } else if (e.affectsConfiguration("jaxtarget")) {
+        updateStatus();
+      }
+    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => restart(context)),
+  );
+
+  try {
+    const api = await PythonExtension.api();
+    context.subscriptions.push(
+      api.environments.onDidChangeActiveEnvironmentPath(async () => {
+        output.info("Python interpreter changed; restarting jaxtarget");
+        await restart(context);
+      }),
+    );
+  } catch {
+    output.info("Python extension not found; using jaxtarget.interpreter or python3");
+  }
+  await startServer(context);
+}
+
+export async function deactivate(): Promise<void> {
+  await client?.stop();
+}

@@ -1,0 +1,105 @@
+// Pure client logic (no vscode import): settings mapping, interpreter choice, server command line.
+
+/** What `WorkspaceConfiguration.inspect` reports for one key. */
+export interface Inspected<T> {
+  defaultValue?: T;
+  globalValue?: T;
+  workspaceValue?: T;
+  workspaceFolderValue?: T;
+}
+
+export type Inspector = (key: string) => Inspected<unknown> | undefined;
+
+/** Server setting keys (camelCase on the wire), as declared in package.json. */
+export const SERVER_KEYS = [
+  "targetBackends",
+  "interpreter",
+  "select",
+  "ignore",
+  "severity",
+  "exclude",
+  "probe.timeoutSeconds",
+] as const;
+
+/**
+ * Settings the user set explicitly, most specific scope first. Unset keys are left
+ * out so that `[tool.jaxtarget]` in pyproject.toml applies beneath them.
+ */
+export function explicitSettings(inspect: Inspector, trusted: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of SERVER_KEYS) {
+    const info = inspect(key);
+    if (!info) {
+      continue;
+    }
+    let value = info.workspaceFolderValue ?? info.workspaceValue ?? info.globalValue;
+    if (key === "interpreter" && !trusted) {
+      // a workspace may not pick the interpreter that runs code in an untrusted folder
+      value = info.globalValue;
+    }
+    if (value === undefined) {
+      continue;
+    }
+    if (key === "probe.timeoutSeconds") {
+      out.probe = { timeoutSeconds: value };
+    } else {
+      out[key] = value;
+    }
+  }
+  return out;
+}
+
+export interface InterpreterChoice {
+  python: string | undefined;
+  source: "setting" | "python-extension" | "fallback";
+}
+
+/** The jaxtarget.interpreter setting wins, then the Python extension's active environment. */
+export function chooseInterpreter(
+  setting: readonly string[] | undefined,
+  fromPythonExtension: string | undefined,
+  fallback: string | undefined,
+): InterpreterChoice {
+  if (setting && setting.length > 0 && setting[0].trim() !== "") {
+    return { python: setting[0], source: "setting" };
+  }
+  if (fromPythonExtension) {
+    return { python: fromPythonExtension, source: "python-extension" };
+  }
+  return { python: fallback, source: "fallback" };
+}
+
+export interface ServerCommand {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/**
+ * Run the bundled server (bundled/libs on PYTHONPATH) with the user's interpreter,
+ * so that nothing needs to be pip-installed in their environment.
+ */
+export function serverCommand(
+  python: string,
+  bundledLibs: string | undefined,
+  baseEnv: Record<string, string | undefined>,
+  pathSeparator = ":",
+): ServerCommand {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(baseEnv)) {
+    if (v !== undefined) {
+      env[k] = v;
+    }
+  }
+  if (bundledLibs) {
+    env.PYTHONPATH = env.PYTHONPATH ? `${bundledLibs}${pathSeparator}${env.PYTHONPATH}` : bundledLibs;
+  }
+  env.PYTHONUNBUFFERED = "1";
+  return { command: python, args: ["-m", "jaxtarget", "lsp", "--stdio"], env };
+}
+
+/** Status text: the targets and, once probed, the verdict. */
+export function statusText(targets: readonly string[], verdict: string | undefined): string {
+  const t = targets.length ? targets.join(", ") : "auto";
+  return verdict ? `JAX: ${t} · ${verdict}` : `JAX: ${t}`;
+}

@@ -1,0 +1,54 @@
+import { strict as assert } from "node:assert";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { chooseInterpreter, explicitSettings, SERVER_KEYS, serverCommand, statusText } from "../settings";
+
+const pkg = JSON.parse(readFileSync(join(__dirname, "..", "..", "..", "package.json"), "utf8"));
+
+test("only explicitly set values are sent, most specific scope first", () => {
+  const values: Record<string, object> = {
+    targetBackends: { defaultValue: ["auto"], globalValue: ["cpu"], workspaceFolderValue: ["cuda"] },
+    severity: { defaultValue: {}, workspaceValue: { JT002: "hint" } },
+    "probe.timeoutSeconds": { defaultValue: 60, globalValue: 5 },
+    select: { defaultValue: [] },
+  };
+  const got = explicitSettings((k) => values[k], true);
+  assert.deepEqual(got, { targetBackends: ["cuda"], severity: { JT002: "hint" }, probe: { timeoutSeconds: 5 } });
+});
+
+test("an untrusted workspace cannot choose the interpreter", () => {
+  const values: Record<string, object> = {
+    interpreter: { globalValue: ["/usr/bin/python3"], workspaceValue: ["./evil/python"] },
+  };
+  assert.deepEqual(explicitSettings((k) => values[k], false), { interpreter: ["/usr/bin/python3"] });
+  assert.deepEqual(explicitSettings((k) => values[k], true), { interpreter: ["./evil/python"] });
+});
+
+test("interpreter: setting, then the Python extension, then the fallback", () => {
+  assert.deepEqual(chooseInterpreter(["/opt/py"], "/venv/bin/python", "python3"), { python: "/opt/py", source: "setting" });
+  assert.deepEqual(chooseInterpreter([], "/venv/bin/python", "python3"), { python: "/venv/bin/python", source: "python-extension" });
+  assert.deepEqual(chooseInterpreter([""], undefined, "python3"), { python: "python3", source: "fallback" });
+});
+
+test("server command runs the bundled server with the user's interpreter", () => {
+  const cmd = serverCommand("/venv/bin/python", "/ext/bundled/libs", { PYTHONPATH: "/x", HOME: "/h", GONE: undefined });
+  assert.equal(cmd.command, "/venv/bin/python");
+  assert.deepEqual(cmd.args, ["-m", "jaxtarget", "lsp", "--stdio"]);
+  assert.equal(cmd.env.PYTHONPATH, "/ext/bundled/libs:/x");
+  assert.equal(cmd.env.HOME, "/h");
+  assert.ok(!("GONE" in cmd.env));
+  assert.equal(serverCommand("py", undefined, {}).env.PYTHONPATH, undefined);
+});
+
+test("every server key is contributed in package.json", () => {
+  const props = pkg.contributes.configuration.properties;
+  for (const key of SERVER_KEYS) {
+    assert.ok(`jaxtarget.${key}` in props, key);
+  }
+});
+
+test("status text", () => {
+  assert.equal(statusText(["cpu", "tpu"], undefined), "JAX: cpu, tpu");
+  assert.equal(statusText([], "cpu ✗ · cuda ✓"), "JAX: auto · cpu ✗ · cuda ✓");
+});
