@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from jaxtarget.analysis import Analysis, Engine
 from jaxtarget.config import Layer, resolve
 from jaxtarget.resolution import load_environment
@@ -27,7 +26,12 @@ def make_engine(targets: tuple[str, ...] = ("cpu",), python: str | None = None, 
 def check() -> CheckFn:
     engines: dict[tuple[object, ...], Engine] = {}
 
-    def run(source: str, targets: tuple[str, ...] = ("cpu",), path: str | None = None, python: str | None = None) -> Analysis:
+    def run(
+        source: str,
+        targets: tuple[str, ...] = ("cpu",),
+        path: str | None = None,
+        python: str | None = None,
+    ) -> Analysis:
         key = (targets, python)
         if key not in engines:
             engines[key] = make_engine(targets, python)
@@ -50,7 +54,12 @@ def python_without_jax(tmp_path_factory: pytest.TempPathFactory) -> str:
 def run_cli(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
     return subprocess.run(
-        [sys.executable, "-m", "jaxtarget", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout
+        [sys.executable, "-m", "jaxtarget", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
     )
 
 

@@ -26,7 +26,10 @@ def _offset(text: str, pos: types.Position) -> int:
 
 
 def apply_text_edits(text: str, edits: Sequence[types.TextEdit]) -> str:
-    spans = sorted(((_offset(text, e.range.start), _offset(text, e.range.end), e.new_text) for e in edits), reverse=True)
+    spans = sorted(
+        ((_offset(text, e.range.start), _offset(text, e.range.end), e.new_text) for e in edits),
+        reverse=True,
+    )
     for start, end, new in spans:
         text = text[:start] + new + text[end:]
     return text

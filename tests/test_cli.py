@@ -39,7 +39,10 @@ SARIF_SHAPE = {
                                 "properties": {
                                     "rules": {
                                         "type": "array",
-                                        "items": {"type": "object", "required": ["id", "shortDescription"]},
+                                        "items": {
+                                            "type": "object",
+                                            "required": ["id", "shortDescription"],
+                                        },
                                     }
                                 },
                             }
@@ -67,8 +70,14 @@ SARIF_SHAPE = {
                                                         "type": "object",
                                                         "required": ["startLine", "startColumn"],
                                                         "properties": {
-                                                            "startLine": {"type": "integer", "minimum": 1},
-                                                            "startColumn": {"type": "integer", "minimum": 1},
+                                                            "startLine": {
+                                                                "type": "integer",
+                                                                "minimum": 1,
+                                                            },
+                                                            "startColumn": {
+                                                                "type": "integer",
+                                                                "minimum": 1,
+                                                            },
                                                         },
                                                     }
                                                 },
@@ -117,10 +126,14 @@ def test_exit_codes(project: Path) -> None:
 def test_pyproject_targets_and_exclude(project: Path) -> None:
     (project / "pyproject.toml").write_text('[tool.jaxtarget]\ntargets = ["gpu"]\n')
     assert run_cli("check", ".", cwd=project).returncode == 0
-    (project / "pyproject.toml").write_text('[tool.jaxtarget]\ntargets = ["tpu"]\nexclude = ["pkg/send.py"]\n')
+    (project / "pyproject.toml").write_text(
+        '[tool.jaxtarget]\ntargets = ["tpu"]\nexclude = ["pkg/send.py"]\n'
+    )
     assert run_cli("check", ".", cwd=project).returncode == 0
     assert run_cli("check", "pkg/send.py", cwd=project).returncode == 1
-    (project / "pyproject.toml").write_text('[tool.jaxtarget]\ntargets = "tpu"\nseverity = {JT001 = "loud"}\n')
+    (project / "pyproject.toml").write_text(
+        '[tool.jaxtarget]\ntargets = "tpu"\nseverity = {JT001 = "loud"}\n'
+    )
     bad = run_cli("check", ".", cwd=project)
     assert bad.returncode == 2 and "severity.JT001" in bad.stderr
 
@@ -131,7 +144,16 @@ def test_json_is_ruff_shaped(project: Path) -> None:
     codes = sorted(i["code"] for i in items)
     assert codes == ["JT001"]
     item = next(i for i in items if i["code"] == "JT001")
-    assert set(item) >= {"code", "message", "filename", "location", "end_location", "fix", "url", "noqa_row"}
+    assert set(item) >= {
+        "code",
+        "message",
+        "filename",
+        "location",
+        "end_location",
+        "fix",
+        "url",
+        "noqa_row",
+    }
     assert item["location"] == {"row": 5, "column": 16}
     assert item["end_location"] == {"row": 5, "column": 21}
     assert item["filename"].endswith("send.py") and Path(item["filename"]).is_absolute()
@@ -141,7 +163,9 @@ def test_json_is_ruff_shaped(project: Path) -> None:
 def test_github_annotations(project: Path) -> None:
     out = run_cli("check", "pkg", "--target", "cpu", "--format", "github", cwd=project)
     line = out.stdout.splitlines()[0]
-    assert line.startswith("::error title=jaxtarget (JT001),file=pkg/send.py,line=5,col=16,endLine=5,endColumn=21::JT001 ")
+    assert line.startswith(
+        "::error title=jaxtarget (JT001),file=pkg/send.py,line=5,col=16,endLine=5,endColumn=21::JT001 "
+    )
 
 
 def test_sarif_is_valid(project: Path) -> None:
@@ -150,7 +174,12 @@ def test_sarif_is_valid(project: Path) -> None:
     doc = json.loads(out.stdout)
     jsonschema.validate(doc, SARIF_SHAPE)
     results = doc["runs"][0]["results"]
-    emoji = next(r for r in results if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("emoji.py") and r["ruleId"] == "JT001")
+    emoji = next(
+        r
+        for r in results
+        if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("emoji.py")
+        and r["ruleId"] == "JT001"
+    )
     # SARIF counts UTF-16 code units: the rocket is two (code-point column 15)
     assert emoji["locations"][0]["physicalLocation"]["region"]["startColumn"] == 16
 

@@ -37,8 +37,13 @@ def workspace(tmp_path: Path) -> Path:
     return tmp_path
 
 
-async def _start(client: LanguageClient, root: Path, profile: str = "visual-studio-code", folders: list[Path] | None = None,
-                 options: dict[str, object] | None = None) -> None:
+async def _start(
+    client: LanguageClient,
+    root: Path,
+    profile: str = "visual-studio-code",
+    folders: list[Path] | None = None,
+    options: dict[str, object] | None = None,
+) -> None:
     folders = folders or [root]
     await client.initialize_session(
         types.InitializeParams(
@@ -126,7 +131,9 @@ async def test_hover_shows_docs_and_backend_table(client: LanguageClient, worksp
     assert nothing is None
 
 
-async def _actions(client: LanguageClient, uri: str, diags: list[types.Diagnostic], only: list[str] | None = None) -> list[types.CodeAction]:
+async def _actions(
+    client: LanguageClient, uri: str, diags: list[types.Diagnostic], only: list[str] | None = None
+) -> list[types.CodeAction]:
     result = await client.text_document_code_action_async(
         types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri),
@@ -146,7 +153,12 @@ async def _apply(client: LanguageClient, action: types.CodeAction, text: str) ->
 
 @pytest.mark.parametrize(
     ("title_word", "file_name"),
-    [("ppermute", "step.py"), ("raise", "step.py"), ("Skip", "tests/test_step.py"), ("Suppress", "step.py")],
+    [
+        ("ppermute", "step.py"),
+        ("raise", "step.py"),
+        ("Skip", "tests/test_step.py"),
+        ("Suppress", "step.py"),
+    ],
 )
 async def test_each_code_action_fixes_its_diagnostic(
     client: LanguageClient, workspace: Path, title_word: str, file_name: str
@@ -161,20 +173,33 @@ async def test_each_code_action_fixes_its_diagnostic(
     diags = await wait_for_version(client, uri, 1)
     actions = await _actions(client, uri, [diags[0]])
     titles = [a.title for a in actions]
-    matching = [a for a in actions if title_word in a.title or (title_word == "raise" and a.title.startswith("Guard") and "ppermute" not in a.title)]
+    matching = [
+        a
+        for a in actions
+        if title_word in a.title
+        or (title_word == "raise" and a.title.startswith("Guard") and "ppermute" not in a.title)
+    ]
     assert matching, titles
     new = await _apply(client, matching[0], text)
     ast.parse(new)
     assert new.startswith(text[: text.index("def ")].rstrip().split("\n")[0])
     change_doc(client, uri, new, 2)
     after = await wait_for_version(client, uri, 2)
-    remaining = [d for d in after if d.code == "JT001" and d.range.start.character == diags[0].range.start.character and "psend" in d.message]
+    remaining = [
+        d
+        for d in after
+        if d.code == "JT001"
+        and d.range.start.character == diags[0].range.start.character
+        and "psend" in d.message
+    ]
     assert remaining == [], (new, after)
     if title_word == "ppermute":
-        assert "lax.ppermute(x, \"i\", [(0, 1)])" in new and after == []
+        assert 'lax.ppermute(x, "i", [(0, 1)])' in new and after == []
     # applying again offers nothing for the fixed diagnostic
     again = await _actions(client, uri, after[:1]) if after else []
-    assert not any(title_word in a.title for a in again if a.kind == types.CodeActionKind.QuickFix and "psend" in a.title)
+    assert not any(
+        title_word in a.title for a in again if a.kind == types.CodeActionKind.QuickFix and "psend" in a.title
+    )
 
 
 async def test_fix_all(client: LanguageClient, workspace: Path) -> None:
@@ -195,7 +220,9 @@ async def test_pull_diagnostics(client: LanguageClient, workspace: Path) -> None
     uri = (workspace / "pull.py").as_uri()
     open_doc(client, uri, PAIR)
     await wait_for_version(client, uri, 1)
-    report = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri)))
+    report = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri))
+    )
     assert isinstance(report, types.RelatedFullDocumentDiagnosticReport)
     assert [d.code for d in report.items] == ["JT001", "JT001"]
 
@@ -229,7 +256,9 @@ async def test_bad_setting_warns_once_and_defaults_apply(client: LanguageClient,
 async def test_handler_errors_become_jsonrpc_errors(client: LanguageClient, workspace: Path) -> None:
     missing = (workspace / "never-written.py").as_uri()
     with pytest.raises(JsonRpcException):
-        await client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(missing), types.Position(0, 0)))
+        await client.text_document_hover_async(
+            types.HoverParams(types.TextDocumentIdentifier(missing), types.Position(0, 0))
+        )
     uri = (workspace / "alive.py").as_uri()
     open_doc(client, uri, PAIR)
     assert len(await wait_for_version(client, uri, 1)) == 2

@@ -33,8 +33,22 @@ def test_neovim_shows_diagnostics_hover_and_actions(tmp_path: Path) -> None:
         "JAXTARGET_OUT": str(out),
     }
     proc = subprocess.run(
-        [NVIM, "--headless", "--clean", "-u", "NONE", "-c", f"luafile {ROOT / 'tests' / 'editors' / 'nvim_e2e.lua'}", "-c", "qa!"],
-        env=env, capture_output=True, text=True, timeout=150, stdin=subprocess.DEVNULL,
+        [
+            NVIM,
+            "--headless",
+            "--clean",
+            "-u",
+            "NONE",
+            "-c",
+            f"luafile {ROOT / 'tests' / 'editors' / 'nvim_e2e.lua'}",
+            "-c",
+            "qa!",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=150,
+        stdin=subprocess.DEVNULL,
     )
     assert out.exists(), proc.stderr
     result = json.loads(out.read_text())

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
+from jaxtarget.probe import ProbeError, run_probe
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
-
-from jaxtarget.probe import ProbeError, run_probe
 
 from .conftest import run_cli
 from .lsp_helpers import SERVER
@@ -101,8 +100,11 @@ def test_broken_children(tmp_path: Path, body: str, kind: str) -> None:
 @pytest_lsp.fixture(config=SERVER)
 async def client(lsp_client: LanguageClient, tmp_path: Path):
     await lsp_client.initialize_session(
-        types.InitializeParams(capabilities=client_capabilities("visual-studio-code"), root_uri=tmp_path.as_uri(),
-                               workspace_folders=[types.WorkspaceFolder(tmp_path.as_uri(), "w")])
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=tmp_path.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(tmp_path.as_uri(), "w")],
+        )
     )
     yield
     await lsp_client.shutdown_session()
@@ -122,7 +124,9 @@ async def test_probe_command_over_lsp(client: LanguageClient) -> None:
 
 async def test_probe_command_failure_is_reported(client: LanguageClient, tmp_path: Path) -> None:
     result = await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="jaxtarget.probeBackend", arguments=[{"python": str(tmp_path / "none")}])
+        types.ExecuteCommandParams(
+            command="jaxtarget.probeBackend", arguments=[{"python": str(tmp_path / "none")}]
+        )
     )
     assert result["ok"] is False and result["error"]["kind"] == "interpreter-missing"
     assert any(m.type == types.MessageType.Error for m in client.messages)

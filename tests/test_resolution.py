@@ -5,7 +5,6 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from jaxtarget.resolution import JediResolver, StaticResolver, load_environment
 
 from .conftest import CheckFn, token_at
@@ -20,8 +19,14 @@ SPELLINGS = {
     "from-name": ("from jax.lax import precv\ny = precv(t, s, 'i', p)\n", "precv"),
     "star": ("from jax.lax import *\ny = psend(x, 'i', p)\n", "psend"),
     "alias-assign": ("from jax import lax\nsend = lax.psend\n", "psend"),
-    "partial": ("import functools\nfrom jax import lax\nf = functools.partial(lax.psend, axis_name='i')\n", "psend"),
-    "function-local-import": ("def f(x):\n    from jax import lax\n    return lax.psend(x, 'i', p)\n", "psend"),
+    "partial": (
+        "import functools\nfrom jax import lax\nf = functools.partial(lax.psend, axis_name='i')\n",
+        "psend",
+    ),
+    "function-local-import": (
+        "def f(x):\n    from jax import lax\n    return lax.psend(x, 'i', p)\n",
+        "psend",
+    ),
     "pbroadcast": ("from jax import lax\ny = lax.pbroadcast(x, 'i', 0)\n", "pbroadcast"),
 }
 
@@ -115,4 +120,7 @@ def test_without_jax_falls_back_to_imports(check: CheckFn, python_without_jax: s
 def test_static_fallback_finds_common_spellings(check: CheckFn, python_without_jax: str, name: str) -> None:
     source, token = SPELLINGS[name]
     findings = check(source, python=python_without_jax).findings
-    assert findings and token_at(source, findings[0].span.line, findings[0].span.col, findings[0].span.end_col) == token
+    assert (
+        findings
+        and token_at(source, findings[0].span.line, findings[0].span.col, findings[0].span.end_col) == token
+    )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from jaxtarget.analysis import Engine
 from jaxtarget.catalog import APIS, RULES
 from jaxtarget.config import Layer, resolve
@@ -144,7 +143,10 @@ def test_alias_assignment_is_not_jt002(check: CheckFn) -> None:
         ("from jax import lax\nq = lax.linalg.qr(a, pivoting=True)\n", ["JT003"]),
         ("import jax.scipy.linalg as sl\nq = sl.qr(a, pivoting=False)\n", []),
         ("import jax\nq = jax.nn.dot_product_attention(q, k, v)\n", []),
-        ('import jax\nq = jax.nn.dot_product_attention(q, k, v, implementation="cudnn")\n', ["JT003"]),
+        (
+            'import jax\nq = jax.nn.dot_product_attention(q, k, v, implementation="cudnn")\n',
+            ["JT003"],
+        ),
         ("import jax\ny = jax.nn.scaled_dot_general(a, b, dn)\n", []),
         ("import jax\ny = jax.nn.scaled_dot_general(a, b, dn, configs=cfgs)\n", ["JT003"]),
     ],
@@ -208,7 +210,9 @@ def test_syntax_error_still_yields_findings_for_the_rest(check: CheckFn) -> None
     assert "JT001" in codes(analysis)
 
 
-@pytest.mark.parametrize("source", ["", "\n", "x = 1\n", "lax.", "from jax import lax\nlax.ps", "\ufeffimport jax\n"])
+@pytest.mark.parametrize(
+    "source", ["", "\n", "x = 1\n", "lax.", "from jax import lax\nlax.ps", "\ufeffimport jax\n"]
+)
 def test_degenerate_input_does_not_raise(check: CheckFn, source: str) -> None:
     check(source)
 

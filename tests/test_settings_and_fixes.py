@@ -9,7 +9,6 @@ import tokenize
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from jaxtarget.config import default_wire, parse_editor_settings
 from jaxtarget.fixes import apply_edits, fix_all, fixes_for
 
@@ -25,11 +24,20 @@ def test_server_defaults_match_package_json() -> None:
                 assert props[f"jaxtarget.probe.{sub}"]["default"] == subval
         else:
             assert props[f"jaxtarget.{key}"]["default"] == value, key
-    assert set(props["jaxtarget.targetBackends"]["items"]["enum"]) == {"auto", "cpu", "cuda", "rocm", "tpu", "gpu"}
+    assert set(props["jaxtarget.targetBackends"]["items"]["enum"]) == {
+        "auto",
+        "cpu",
+        "cuda",
+        "rocm",
+        "tpu",
+        "gpu",
+    }
 
 
 def test_bad_editor_values_are_named() -> None:
-    layer, problems = parse_editor_settings({"targetBackends": "cpu,metal", "probe": {"timeoutSeconds": -1}, "x": 1})
+    layer, problems = parse_editor_settings(
+        {"targetBackends": "cpu,metal", "probe": {"timeoutSeconds": -1}, "x": 1}
+    )
     assert layer.target_backends is None and layer.probe_timeout_seconds is None
     assert [p.key for p in problems] == ["targetBackends", "probe.timeoutSeconds", "x"]
 
@@ -64,7 +72,15 @@ def modules(draw: st.DrawFn) -> tuple[str, str]:
     before = draw(st.lists(SNIPPETS, max_size=3))
     after = draw(st.lists(SNIPPETS, max_size=3))
     inner_before = draw(st.lists(SNIPPETS, max_size=2))
-    header = draw(st.sampled_from(["import jax\nfrom jax import lax\n", "from jax import lax\n", '"""Doc."""\nimport jax.lax as lax\n']))
+    header = draw(
+        st.sampled_from(
+            [
+                "import jax\nfrom jax import lax\n",
+                "from jax import lax\n",
+                '"""Doc."""\nimport jax.lax as lax\n',
+            ]
+        )
+    )
     nl = draw(st.sampled_from(["\n", "\r\n"]))
     body = ""
     pad = ""
@@ -80,7 +96,7 @@ def modules(draw: st.DrawFn) -> tuple[str, str]:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=modules())
 def test_guard_fixes_keep_code_valid_and_idempotent(check: CheckFn, case: tuple[str, str]) -> None:
-    source, unit = case
+    source, _unit = case
     ast.parse(source)
     analysis = check(source)
     jt001 = [f for f in analysis.findings if f.code == "JT001"]
@@ -104,7 +120,11 @@ def test_guard_fixes_keep_code_valid_and_idempotent(check: CheckFn, case: tuple[
             guard_indent = guard[: len(guard) - len(guard.lstrip())]
             send_indent = send[: len(send) - len(send.lstrip())]
             assert send_indent.startswith(guard_indent) and len(send_indent) > len(guard_indent)
-            indents = [t.string for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.INDENT]
+            indents = [
+                t.string
+                for t in tokenize.generate_tokens(io.StringIO(source).readline)
+                if t.type == tokenize.INDENT
+            ]
             uses_tabs = bool(indents) and "\t" in indents[0]
             assert ("\t" in send_indent) == uses_tabs
     fixed = fix_all(source, check, "m.py", None)

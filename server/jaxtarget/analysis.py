@@ -18,10 +18,12 @@ from __future__ import annotations
 import ast
 import bisect
 import io
+import itertools
 import re
 import tokenize
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from . import catalog
 from .catalog import APIS, RULES_BY_CODE, SHARD_MAP_NAMES, Api, Severity
@@ -181,8 +183,16 @@ def parse_recovering(source: str) -> tuple[ast.Module | None, str | None, int | 
 
 # ---------------------------------------------------------------- bindings
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp,
-           ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SCOPES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
@@ -253,12 +263,8 @@ class _ScopeIndex:
             result = (found, False)
             self._cache[key] = result
             return result
-        body: list[ast.stmt]
-        if isinstance(scope, ast.Lambda):
-            body = []
-        else:
-            body = scope.body  # type: ignore[attr-defined]
-        stack = [s for s in body if _covers(s, lines)]
+        body: list[ast.stmt] = [] if isinstance(scope, ast.Lambda) else scope.body  # type: ignore[attr-defined]
+        stack: list[ast.AST] = [s for s in body if _covers(s, lines)]
         while stack:
             node = stack.pop()
             if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -275,9 +281,7 @@ class _ScopeIndex:
                 for sub in (*node.decorator_list,):
                     stack.append(sub)
                 continue
-            if isinstance(node, ast.Lambda) or isinstance(
-                node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-            ):
+            if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
                 continue
             if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
                 if node.id == name:
@@ -340,9 +344,7 @@ def _platforms_of(value: str) -> frozenset[str] | None:
 def _is_backend_expr(node: ast.AST) -> bool:
     if isinstance(node, ast.Call) and _terminal(node.func) in ("default_backend",):
         return True
-    if isinstance(node, ast.Attribute) and node.attr == "platform":
-        return True
-    return False
+    return bool(isinstance(node, ast.Attribute) and node.attr == "platform")
 
 
 def _string_set(node: ast.AST) -> frozenset[str] | None:
@@ -460,7 +462,7 @@ def allowed_platforms(ancestors: Sequence[ast.AST], node: ast.AST) -> frozenset[
     """Which platforms can reach ``node``, given the guards around it (None: any)."""
     allowed: frozenset[str] | None = None
     chain = [*ancestors, node]
-    for parent, child in zip(chain, chain[1:]):
+    for parent, child in itertools.pairwise(chain):
         if isinstance(parent, ast.If):
             body, orelse = guard_sets(parent.test)
             if any(c is child for c in parent.body):
@@ -525,9 +527,7 @@ def _dotted(node: ast.AST) -> tuple[str, str] | None:
     return node.id, ".".join(parts)
 
 
-def _collect(
-    tree: ast.Module, lines: Sequence[int], names: frozenset[str]
-) -> Iterator[_Candidate]:
+def _collect(tree: ast.Module, lines: Sequence[int], names: frozenset[str]) -> Iterator[_Candidate]:
     """Loads of a candidate name (terminal attribute or bare name) on the given lines."""
     stack: list[tuple[ast.AST, list[ast.AST]]] = [
         (s, [tree]) for s in reversed(tree.body) if _covers(s, lines)
@@ -537,9 +537,9 @@ def _collect(
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             continue
         target: ast.Name | ast.Attribute | None = None
-        if isinstance(node, ast.Attribute) and node.attr in names:
-            target = node
-        elif isinstance(node, ast.Name) and node.id in names:
+        if (isinstance(node, ast.Attribute) and node.attr in names) or (
+            isinstance(node, ast.Name) and node.id in names
+        ):
             target = node
         if target is not None and isinstance(target.ctx, ast.Load):
             spelled = _dotted(target)
@@ -548,8 +548,13 @@ def _collect(
             terminal = target.attr if isinstance(target, ast.Attribute) else target.id
             if spelled is not None:
                 yield _Candidate(
-                    target, spelled[0], spelled[1], ancestors, end_line,
-                    end_col - len(terminal.encode("utf-8")), end_col,
+                    target,
+                    spelled[0],
+                    spelled[1],
+                    ancestors,
+                    end_line,
+                    end_col - len(terminal.encode("utf-8")),
+                    end_col,
                 )
             if isinstance(target, ast.Attribute):
                 stack.append((target.value, [*ancestors, target]))
@@ -626,13 +631,13 @@ class Engine:
                 queries.append((cand, Query(binding, cand.dotted)))
         out: list[_Resolved] = []
         by = "jedi" if resolver.exact else "imports"
-        for (cand, _), name in zip(queries, resolver.resolve([q for _, q in queries])):
+        for (cand, _), name in zip(queries, resolver.resolve([q for _, q in queries]), strict=False):
             if name is not None:
                 out.append(_Resolved(cand, name, by))
         if full:
             if isinstance(resolver, JediResolver):
                 spots = [(c.line, text.char_col(c.line, c.byte_col)) for c in full]
-                for cand, name in zip(full, resolver.resolve_in_file(source, path, spots)):
+                for cand, name in zip(full, resolver.resolve_in_file(source, path, spots), strict=False):
                     if name is not None:
                         out.append(_Resolved(cand, name, "jedi"))
             else:
@@ -654,12 +659,22 @@ class Engine:
             call = parent if isinstance(parent, ast.Call) and parent.func is c.node else None
             allowed = _restrict(module_allowed, allowed_platforms(c.ancestors, c.node))
             refs.append(
-                Reference(r.qualname, Span(c.line, col, c.line, end), c.node, c.ancestors, call, allowed, r.by)
+                Reference(
+                    r.qualname,
+                    Span(c.line, col, c.line, end),
+                    c.node,
+                    c.ancestors,
+                    call,
+                    allowed,
+                    r.by,
+                )
             )
         _pair(refs)
         return refs
 
-    def _findings(self, refs: list[Reference], tree: ast.Module, text: Lines, path: str | None) -> list[Finding]:
+    def _findings(
+        self, refs: list[Reference], tree: ast.Module, text: Lines, path: str | None
+    ) -> list[Finding]:
         settings = self.settings
         out: list[Finding] = []
         sharded: _ShardedFunctions | None = None
@@ -686,7 +701,11 @@ class Engine:
         return _suppress(out, text)
 
     def _finding(
-        self, code: str, api: Api, ref: Reference, failing: frozenset[str],
+        self,
+        code: str,
+        api: Api,
+        ref: Reference,
+        failing: frozenset[str],
         related: tuple[tuple[Span, str], ...],
     ) -> Finding:
         rule = RULES_BY_CODE[code]
@@ -704,9 +723,16 @@ class Engine:
         )
         if ref.resolved_by != "jedi":
             message += f" ({self.environment.resolver.reason})"
-        severity = self.settings.severity.get(code, rule.severity)
+        severity = cast(Severity, self.settings.severity.get(code, rule.severity))
         return Finding(
-            code, message, severity, ref.span, api.qualname, tuple(names), related, ref.resolved_by  # type: ignore[arg-type]
+            code,
+            message,
+            severity,
+            ref.span,
+            api.qualname,
+            tuple(names),
+            related,
+            ref.resolved_by,
         )
 
 
@@ -750,12 +776,13 @@ def _scopes_of(ancestors: Sequence[ast.AST], node: ast.AST, tree: ast.Module) ->
     """Scopes in which a load at ``node`` looks names up, innermost first."""
     scopes: list[ast.AST] = []
     chain = [*ancestors, node]
-    for parent, child in zip(chain, chain[1:]):
-        if isinstance(parent, _SCOPES) and parent is not tree:
+    for parent, child in itertools.pairwise(chain):
+        if isinstance(parent, _SCOPES):
             # decorators, defaults, bases and the first comprehension iterator belong outside
-            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                if not any(child is s for s in parent.body):
-                    continue
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not any(
+                child is s for s in parent.body
+            ):
+                continue
             if isinstance(parent, ast.Lambda) and child is not parent.body:
                 continue
             if isinstance(parent, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) and (
@@ -868,14 +895,17 @@ class _ShardedFunctions:
                         names.add(arg.id)
                     elif isinstance(arg, ast.Lambda):
                         self.lambdas.add(id(arg))
-                    elif isinstance(arg, ast.Call) and _terminal(arg.func) == "partial" and arg.args:
-                        if isinstance(arg.args[0], ast.Name):
-                            names.add(arg.args[0].id)
+                    elif (
+                        isinstance(arg, ast.Call) and _terminal(arg.func) == "partial" and arg.args
+                    ) and isinstance(arg.args[0], ast.Name):
+                        names.add(arg.args[0].id)
                 for kw in node.keywords:
                     if kw.arg in ("f", "fun") and isinstance(kw.value, ast.Name):
                         names.add(kw.value.id)
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Call) and _mentions(
-                node.func, shard_names
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Call)
+                and _mentions(node.func, shard_names)
             ):
                 for arg in node.args[:1]:
                     if isinstance(arg, ast.Name):

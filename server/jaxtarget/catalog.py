@@ -135,17 +135,13 @@ _CPU = (Lowering("cpu"),)
 
 _SHARDED = (
     'perm = [(0, 1)]\nspec = P("i")\n'
-    'arg = jax.ShapeDtypeStruct((2 * N,), jnp.float32, sharding=NamedSharding(mesh, spec))\n'
+    "arg = jax.ShapeDtypeStruct((2 * N,), jnp.float32, sharding=NamedSharding(mesh, spec))\n"
     "args = (arg,)\n"
 )
 
 
 def _sharded(body: str) -> str:
-    return (
-        _SHARDED
-        + body
-        + 'f = jax.jit(shard_map(body, mesh=mesh, in_specs=spec, out_specs=spec))\n'
-    )
+    return _SHARDED + body + "f = jax.jit(shard_map(body, mesh=mesh, in_specs=spec, out_specs=spec))\n"
 
 
 def _square(call: str, n_args: int = 1) -> str:
@@ -200,7 +196,7 @@ GPU_COLLECTIVES: tuple[Api, ...] = (
         probe=ProbeCase(
             _sharded(
                 "def body(x):\n"
-                '    return lax.precv(lax.create_token(), jax.ShapeDtypeStruct(x.shape, x.dtype),'
+                "    return lax.precv(lax.create_token(), jax.ShapeDtypeStruct(x.shape, x.dtype),"
                 ' "i", perm)\n'
             ),
             method="export",
@@ -214,9 +210,7 @@ GPU_COLLECTIVES: tuple[Api, ...] = (
         _GPU,
         "NotImplementedError: MLIR translation rule for primitive 'pbroadcast' not found",
         public_since="0.6.1",
-        probe=ProbeCase(
-            _sharded('def body(x):\n    return lax.pbroadcast(x, "i", 0)\n'), method="export"
-        ),
+        probe=ProbeCase(_sharded('def body(x):\n    return lax.pbroadcast(x, "i", 0)\n'), method="export"),
     ),
 )
 
@@ -452,9 +446,7 @@ ALL_CODES: tuple[str, ...] = tuple(rule.code for rule in RULES)
 APIS: dict[str, Api] = {api.qualname: api for rule in RULES for api in rule.apis}
 
 #: shard_map entry points, by qualified public name.
-SHARD_MAP_NAMES: frozenset[str] = frozenset(
-    {"jax.shard_map", "jax.experimental.shard_map.shard_map"}
-)
+SHARD_MAP_NAMES: frozenset[str] = frozenset({"jax.shard_map", "jax.experimental.shard_map.shard_map"})
 
 
 def rule_for_name(text: str) -> Rule | None:

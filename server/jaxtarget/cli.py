@@ -115,11 +115,20 @@ def _check(args: argparse.Namespace) -> int:
                 continue
             analysis = engine.check(source, str(path))
             version = engine.version
-            fixes = [preferred_fix(analysis, f, str(path), version) for f in analysis.findings] if args.format == "json" else [None] * len(analysis.findings)
+            fixes = (
+                [preferred_fix(analysis, f, str(path), version) for f in analysis.findings]
+                if args.format == "json"
+                else [None] * len(analysis.findings)
+            )
             results.append(
                 FileResult(
-                    path, analysis.findings, fixes, error=analysis.syntax_error,
-                    error_line=analysis.syntax_error_line or 1, source=source, note=analysis.note,
+                    path,
+                    analysis.findings,
+                    fixes,
+                    error=analysis.syntax_error,
+                    error_line=analysis.syntax_error_line or 1,
+                    source=source,
+                    note=analysis.note,
                 )
             )
     sys.stdout.write(RENDERERS[args.format](results))

@@ -158,9 +158,7 @@ def _severity(value: Any, key: str, source: str, problems: list[Problem]) -> dic
             problems.append(Problem(source, f"{key}.{code}", "unknown rule code"))
             continue
         if not isinstance(sev, str) or sev.lower() not in SEVERITIES:
-            problems.append(
-                Problem(source, f"{key}.{code}", f"expected one of {', '.join(SEVERITIES)}")
-            )
+            problems.append(Problem(source, f"{key}.{code}", f"expected one of {', '.join(SEVERITIES)}"))
             continue
         out[code.upper()] = sev.lower()
     return out

@@ -12,8 +12,15 @@ from pathlib import Path
 #: Folders never descended into (ruff's defaults, plus hidden folders).
 DEFAULT_EXCLUDES: frozenset[str] = frozenset(
     {
-        "__pypackages__", "_build", "buck-out", "build", "dist", "node_modules",
-        "site-packages", "venv", "__pycache__",
+        "__pypackages__",
+        "_build",
+        "buck-out",
+        "build",
+        "dist",
+        "node_modules",
+        "site-packages",
+        "venv",
+        "__pycache__",
     }
 )
 

@@ -52,8 +52,10 @@ def apply_edits(source: str, edits: Sequence[Edit]) -> str:
             return len(source)
         return lines.starts[line - 1] + col
 
-    spans = sorted(((offset(e.start_line, e.start_col), offset(e.end_line, e.end_col), e.new_text)
-                    for e in edits), reverse=True)
+    spans = sorted(
+        ((offset(e.start_line, e.start_col), offset(e.end_line, e.end_col), e.new_text) for e in edits),
+        reverse=True,
+    )
     out = source
     for start, end, text in spans:
         out = out[:start] + text + out[end:]
@@ -77,7 +79,9 @@ def _indent_unit(source: str, near: str) -> str:
             if tok.type == tokenize.INDENT:
                 if "\t" in tok.string:
                     return "\t"
-                width = len(tok.string) - len(near) if tok.string.startswith(near) and near else len(tok.string)
+                width = (
+                    len(tok.string) - len(near) if tok.string.startswith(near) and near else len(tok.string)
+                )
                 return " " * (width if 0 < width <= 8 else 4)
     except (tokenize.TokenError, SyntaxError):
         pass
@@ -97,7 +101,7 @@ def _string_interior_lines(source: str) -> set[int]:
 
 
 def _stmt_start(node: ast.stmt) -> int:
-    decorators = getattr(node, "decorator_list", None) or []
+    decorators: list[ast.expr] = getattr(node, "decorator_list", None) or []
     return min([node.lineno, *(d.lineno for d in decorators)])
 
 
@@ -107,7 +111,9 @@ def _whole_lines(lines: Lines, first: int, last_stmt: ast.stmt) -> bool:
     start_stmt_col = len(head) - len(head.lstrip(" \t"))
     end_line = last_stmt.end_lineno or last_stmt.lineno
     tail = lines.text(end_line).encode("utf-8")[last_stmt.end_col_offset or 0 :].decode("utf-8", "replace")
-    return start_stmt_col == len(head) - len(head.lstrip()) and (not tail.strip() or tail.strip().startswith("#"))
+    return start_stmt_col == len(head) - len(head.lstrip()) and (
+        not tail.strip() or tail.strip().startswith("#")
+    )
 
 
 def _block_of(ref: Reference) -> list[ast.stmt] | None:
@@ -135,7 +141,9 @@ def _module_binds(tree: ast.Module, name: str) -> bool:
             for a in stmt.names:
                 if (a.asname or a.name) == name:
                     return True
-        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+        if isinstance(stmt, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in stmt.targets
+        ):
             return True
     return False
 
@@ -144,8 +152,11 @@ def _import_block_end(tree: ast.Module) -> int:
     """Line after which new imports go (0: top of file)."""
     last = 0
     for i, stmt in enumerate(tree.body):
-        is_doc = i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(
-            stmt.value.value, str
+        is_doc = (
+            i == 0
+            and isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Constant)
+            and isinstance(stmt.value.value, str)
         )
         is_import = isinstance(stmt, (ast.Import, ast.ImportFrom))
         is_guarded_import = isinstance(stmt, ast.Try) and all(
@@ -198,14 +209,19 @@ def _guard_condition(api: Api, version: tuple[int, ...] | None) -> tuple[str, li
     if plats == GPU_PLATFORMS:
         return f"{HELPER_NAME}()", ["jax", HELPER_NAME]
     names = [p for p in PLATFORMS if p in plats]
-    if GPU_PLATFORMS <= plats:
+    if plats >= GPU_PLATFORMS:
         names = [n for n in names if n not in GPU_PLATFORMS] + ["gpu", "cuda", "rocm"]
     elif plats & GPU_PLATFORMS:
         return (
-            "jax.devices()[0].platform in (" + ", ".join(f'"{n}"' for n in names) + ("," if len(names) == 1 else "") + ")",
+            "jax.devices()[0].platform in ("
+            + ", ".join(f'"{n}"' for n in names)
+            + ("," if len(names) == 1 else "")
+            + ")",
             ["jax"],
         )
-    return "jax.default_backend() in (" + ", ".join(f'"{n}"' for n in names) + ("," if len(names) == 1 else "") + ")", ["jax"]
+    return "jax.default_backend() in (" + ", ".join(f'"{n}"' for n in names) + (
+        "," if len(names) == 1 else ""
+    ) + ")", ["jax"]
 
 
 def _requirement(api: Api, version: tuple[int, ...] | None) -> str:
@@ -240,8 +256,13 @@ def _call_arg(call: ast.Call, index: int, name: str) -> ast.expr | None:
     return None
 
 
-def guard_fix(analysis: Analysis, finding: Finding, ref: Reference, version: tuple[int, ...] | None,
-              ppermute: bool = False) -> Fix | None:
+def guard_fix(
+    analysis: Analysis,
+    finding: Finding,
+    ref: Reference,
+    version: tuple[int, ...] | None,
+    ppermute: bool = False,
+) -> Fix | None:
     source = analysis.source
     tree = analysis.tree
     api = APIS.get(ref.qualname)
@@ -278,22 +299,29 @@ def guard_fix(analysis: Analysis, finding: Finding, ref: Reference, version: tup
         fallback = _ppermute_fallback(source, ref, partner, indent + unit, nl)
         if fallback is None:
             return None
-        title = f"Guard `{api.display}` with {HELPER_NAME}(), fall back to lax.ppermute (same values as the pair)"
+        title = (
+            f"Guard `{api.display}` with {HELPER_NAME}(), fall back to lax.ppermute (same values as the pair)"
+        )
         kind: FixKind = "ppermute"
     else:
-        fallback = f'{indent}{unit}raise NotImplementedError("{api.display} requires {_requirement(api, version)}"){nl}'
+        needs = _requirement(api, version)
+        fallback = f'{indent}{unit}raise NotImplementedError("{api.display} requires {needs}"){nl}'
         title = f"Guard `{api.display}` with {condition}"
         kind = "guard"
     new = f"{indent}if {condition}:{nl}{body}{indent}else:{nl}{fallback}"
     end_has_nl = last < len(lines.starts)
     if not end_has_nl:
         new = new[: -len(nl)]
-    edits = [Edit(first, 0, last + 1, 0, new) if end_has_nl else Edit(first, 0, last, len(lines.text(last)), new)]
+    edits = [
+        Edit(first, 0, last + 1, 0, new) if end_has_nl else Edit(first, 0, last, len(lines.text(last)), new)
+    ]
     edits += _module_edits(source, tree, need)
     return Fix(kind, finding.code, title, tuple(edits))
 
 
-def _ppermute_fallback(source: str, ref: Reference, partner: Reference | None, prefix: str, nl: str) -> str | None:
+def _ppermute_fallback(
+    source: str, ref: Reference, partner: Reference | None, prefix: str, nl: str
+) -> str | None:
     if partner is None:
         return None
     send, recv = (ref, partner) if ref.qualname == "jax.lax.psend" else (partner, ref)
@@ -306,7 +334,9 @@ def _ppermute_fallback(source: str, ref: Reference, partner: Reference | None, p
         return None
     spelled = _expr_text(source, send.node)
     module = spelled.rsplit(".", 1)[0] if "." in spelled else "jax.lax"
-    call = f"{module}.ppermute({_expr_text(source, x)}, {_expr_text(source, axis)}, {_expr_text(source, perm)})"
+    call = (
+        f"{module}.ppermute({_expr_text(source, x)}, {_expr_text(source, axis)}, {_expr_text(source, perm)})"
+    )
     stmt = recv.statement
     if isinstance(stmt, ast.Assign) and stmt.value is recv.call:
         targets = " = ".join(_expr_text(source, t) for t in stmt.targets)
@@ -328,8 +358,13 @@ def is_test_file(path: str | None) -> bool:
     return p.name.startswith("test_") or p.stem.endswith("_test") or "tests" in p.parts[:-1]
 
 
-def skip_test_fix(analysis: Analysis, finding: Finding, ref: Reference, path: str | None,
-                  version: tuple[int, ...] | None) -> Fix | None:
+def skip_test_fix(
+    analysis: Analysis,
+    finding: Finding,
+    ref: Reference,
+    path: str | None,
+    version: tuple[int, ...] | None,
+) -> Fix | None:
     tree = analysis.tree
     api = APIS.get(ref.qualname)
     if tree is None or api is None or not is_test_file(path):
@@ -380,23 +415,36 @@ def suppress_fix(analysis: Analysis, finding: Finding) -> Fix | None:
         if m:
             codes = [c.strip() for c in m.group(1).split(",") if c.strip()]
             new_comment = comment[: m.start(1)] + ", ".join([*codes, finding.code]) + comment[m.end(1) :]
-            return Fix("suppress", finding.code, title, (Edit(line, col, line, len(text), new_comment),), "safe")
+            return Fix(
+                "suppress",
+                finding.code,
+                title,
+                (Edit(line, col, line, len(text), new_comment),),
+                "safe",
+            )
         return Fix(
-            "suppress", finding.code, title,
-            (Edit(line, len(text), line, len(text), f"  # jaxtarget: ignore[{finding.code}]"),), "safe",
+            "suppress",
+            finding.code,
+            title,
+            (Edit(line, len(text), line, len(text), f"  # jaxtarget: ignore[{finding.code}]"),),
+            "safe",
         )
     stripped = len(text.rstrip())
     return Fix(
-        "suppress", finding.code, title,
-        (Edit(line, stripped, line, len(text), f"  # jaxtarget: ignore[{finding.code}]"),), "safe",
+        "suppress",
+        finding.code,
+        title,
+        (Edit(line, stripped, line, len(text), f"  # jaxtarget: ignore[{finding.code}]"),),
+        "safe",
     )
 
 
 # ---------------------------------------------------------------- all fixes for a finding
 
 
-def fixes_for(analysis: Analysis, finding: Finding, path: str | None,
-              version: tuple[int, ...] | None) -> list[Fix]:
+def fixes_for(
+    analysis: Analysis, finding: Finding, path: str | None, version: tuple[int, ...] | None
+) -> list[Fix]:
     ref = analysis.reference_at(finding.span.line, finding.span.col)
     out: list[Fix] = []
     if ref is None:
@@ -416,8 +464,9 @@ def fixes_for(analysis: Analysis, finding: Finding, path: str | None,
     return out
 
 
-def preferred_fix(analysis: Analysis, finding: Finding, path: str | None,
-                  version: tuple[int, ...] | None) -> Fix | None:
+def preferred_fix(
+    analysis: Analysis, finding: Finding, path: str | None, version: tuple[int, ...] | None
+) -> Fix | None:
     """The fix `check --format json` reports and fix-all applies: the guard."""
     ref = analysis.reference_at(finding.span.line, finding.span.col)
     if ref is None or "guard" not in finding.rule.fixes:
@@ -425,8 +474,13 @@ def preferred_fix(analysis: Analysis, finding: Finding, path: str | None,
     return guard_fix(analysis, finding, ref, version)
 
 
-def fix_all(source: str, check: Callable[[str], Analysis], path: str | None,
-            version: tuple[int, ...] | None, limit: int = 200) -> str:
+def fix_all(
+    source: str,
+    check: Callable[[str], Analysis],
+    path: str | None,
+    version: tuple[int, ...] | None,
+    limit: int = 200,
+) -> str:
     """Apply the guard fix to every fixable finding, re-checking after each."""
     skipped: set[tuple[str, int, int]] = set()
     for _ in range(limit):
@@ -445,5 +499,3 @@ def fix_all(source: str, check: Callable[[str], Analysis], path: str | None,
         else:
             return source
     return source
-
-

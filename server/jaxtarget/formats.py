@@ -87,13 +87,18 @@ def render_json(results: Sequence[FileResult]) -> str:
         if r.error:
             items.append(
                 {
-                    "cell": None, "code": None, "message": r.error, "filename": filename,
+                    "cell": None,
+                    "code": None,
+                    "message": r.error,
+                    "filename": filename,
                     "location": {"row": r.error_line, "column": 1},
                     "end_location": {"row": r.error_line, "column": 1},
-                    "fix": None, "noqa_row": None, "url": None,
+                    "fix": None,
+                    "noqa_row": None,
+                    "url": None,
                 }
             )
-        for f, fix in zip(r.findings, r.fixes):
+        for f, fix in zip(r.findings, r.fixes, strict=False):
             items.append(
                 {
                     "cell": None,
@@ -166,8 +171,14 @@ def render_sarif(results: Sequence[FileResult]) -> str:
                 {
                     "level": "error",
                     "message": {"text": r.error},
-                    "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri},
-                                   "region": {"startLine": r.error_line}}}],
+                    "locations": [
+                        {
+                            "physicalLocation": {
+                                "artifactLocation": {"uri": uri},
+                                "region": {"startLine": r.error_line},
+                            }
+                        }
+                    ],
                 }
             )
         for f in r.findings:
@@ -217,16 +228,19 @@ def render_sarif(results: Sequence[FileResult]) -> str:
                 },
                 "columnKind": "utf16CodeUnits",
                 "results": sarif_results,
-                "invocations": [
-                    {"executionSuccessful": True, "toolExecutionNotifications": notifications}
-                ],
+                "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
             }
         ],
     }
     return json.dumps(doc, indent=2) + "\n"
 
 
-RENDERERS = {"text": render_text, "json": render_json, "github": render_github, "sarif": render_sarif}
+RENDERERS = {
+    "text": render_text,
+    "json": render_json,
+    "github": render_github,
+    "sarif": render_sarif,
+}
 
 
 def render_rules_text() -> str:
@@ -239,8 +253,7 @@ def render_rules_text() -> str:
 def render_rule(rule: Rule) -> str:
     apis = "\n".join(
         f"- `{a.qualname}`{(' ' + a.condition.text) if a.condition else ''}: lowers on "
-        f"{a.lowers_text(None)}"
-        + "".join(f" (rocm from {low.since})" for low in a.lowers_on if low.since)
+        f"{a.lowers_text(None)}" + "".join(f" (rocm from {low.since})" for low in a.lowers_on if low.since)
         for a in rule.apis
     )
     fixes = ", ".join(rule.fixes)
@@ -258,28 +271,33 @@ def render_rule(rule: Rule) -> str:
 
 
 def rules_json() -> str:
-    return json.dumps(
-        [
-            {
-                "code": r.code,
-                "name": r.name,
-                "summary": r.summary,
-                "severity": r.severity,
-                "why": r.why,
-                "example": r.example,
-                "fixed": r.fixed,
-                "fixes": list(r.fixes),
-                "url": r.url,
-                "apis": [
-                    {
-                        "qualname": a.qualname,
-                        "lowers_on": [{"platform": low.platform, "since": low.since} for low in a.lowers_on],
-                        "condition": a.condition.text if a.condition else None,
-                    }
-                    for a in r.apis
-                ],
-            }
-            for r in RULES
-        ],
-        indent=2,
-    ) + "\n"
+    return (
+        json.dumps(
+            [
+                {
+                    "code": r.code,
+                    "name": r.name,
+                    "summary": r.summary,
+                    "severity": r.severity,
+                    "why": r.why,
+                    "example": r.example,
+                    "fixed": r.fixed,
+                    "fixes": list(r.fixes),
+                    "url": r.url,
+                    "apis": [
+                        {
+                            "qualname": a.qualname,
+                            "lowers_on": [
+                                {"platform": low.platform, "since": low.since} for low in a.lowers_on
+                            ],
+                            "condition": a.condition.text if a.condition else None,
+                        }
+                        for a in r.apis
+                    ],
+                }
+                for r in RULES
+            ],
+            indent=2,
+        )
+        + "\n"
+    )

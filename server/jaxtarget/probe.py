@@ -9,13 +9,13 @@ object. A timeout or a cancel kills the whole group. Output is bounded.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -65,7 +65,12 @@ def build_request(env_only: bool = False, all_apis: bool = False) -> dict[str, A
         return {"mode": "env"}
     cases: list[dict[str, Any]] = [
         {"id": "psend+precv", "code": PSEND_PAIR_PROBE.code, "method": PSEND_PAIR_PROBE.method},
-        {"id": "ppermute", "code": PPERMUTE_PROBE.code, "method": PPERMUTE_PROBE.method, "run_local": True},
+        {
+            "id": "ppermute",
+            "code": PPERMUTE_PROBE.code,
+            "method": PPERMUTE_PROBE.method,
+            "run_local": True,
+        },
     ]
     if all_apis:
         for api in APIS.values():
@@ -127,7 +132,9 @@ def _platform_verdicts(data: dict[str, Any]) -> dict[str, bool | None]:
     return {p: case.get(p, {}).get("ok") for p in PLATFORMS if p in case}
 
 
-def run_probe(python: str, timeout: float = 60.0, env_only: bool = False, all_apis: bool = False) -> ProbeResult:
+def run_probe(
+    python: str, timeout: float = 60.0, env_only: bool = False, all_apis: bool = False
+) -> ProbeResult:
     """Run the probe synchronously (CLI)."""
     _check_python(python)
     request = json.dumps(build_request(env_only, all_apis)).encode()
@@ -135,17 +142,26 @@ def run_probe(python: str, timeout: float = 60.0, env_only: bool = False, all_ap
     with tempfile.TemporaryDirectory(prefix="jaxtarget-probe-") as cwd:
         try:
             proc = subprocess.Popen(
-                command_for(python), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                cwd=cwd, env=_child_env(), start_new_session=True,
+                command_for(python),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=cwd,
+                env=_child_env(),
+                start_new_session=True,
             )
         except OSError as exc:
-            raise ProbeError("interpreter-not-executable", f"cannot start {python}: {exc.strerror or exc}") from exc
+            raise ProbeError(
+                "interpreter-not-executable", f"cannot start {python}: {exc.strerror or exc}"
+            ) from exc
         try:
             out, err = proc.communicate(request, timeout=timeout)
         except subprocess.TimeoutExpired:
             _kill_group(proc.pid)
             proc.communicate()
-            raise ProbeError("timeout", f"the probe did not finish within {timeout:g} s and was killed") from None
+            raise ProbeError(
+                "timeout", f"the probe did not finish within {timeout:g} s and was killed"
+            ) from None
         except BaseException:
             _kill_group(proc.pid)
             proc.wait()
@@ -161,18 +177,27 @@ async def run_probe_async(python: str, timeout: float = 60.0, env_only: bool = F
     with tempfile.TemporaryDirectory(prefix="jaxtarget-probe-") as cwd:
         try:
             proc = await asyncio.create_subprocess_exec(
-                *command_for(python), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, cwd=cwd, env=_child_env(), start_new_session=True,
+                *command_for(python),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=cwd,
+                env=_child_env(),
+                start_new_session=True,
                 limit=MAX_OUTPUT,
             )
         except OSError as exc:
-            raise ProbeError("interpreter-not-executable", f"cannot start {python}: {exc.strerror or exc}") from exc
+            raise ProbeError(
+                "interpreter-not-executable", f"cannot start {python}: {exc.strerror or exc}"
+            ) from exc
         try:
             out, err = await asyncio.wait_for(proc.communicate(request), timeout)
         except asyncio.TimeoutError:
             _kill_group(proc.pid)
             await proc.wait()
-            raise ProbeError("timeout", f"the probe did not finish within {timeout:g} s and was killed") from None
+            raise ProbeError(
+                "timeout", f"the probe did not finish within {timeout:g} s and was killed"
+            ) from None
         except BaseException:
             _kill_group(proc.pid)
             await proc.wait()
@@ -181,10 +206,8 @@ async def run_probe_async(python: str, timeout: float = 60.0, env_only: bool = F
 
 
 def _kill_group(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 _MARK = {True: "✓", False: "✗", None: "?"}
@@ -226,5 +249,3 @@ def format_summary(result: ProbeResult) -> str:
                 lines.append(f"  local run failed: {run.get('error')}")
     lines.append(f"summary  {verdict_line(result)}   ({result.seconds:.1f} s)")
     return "\n".join(lines)
-
-

@@ -6,7 +6,6 @@ stdout. It never imports jaxtarget and never executes workspace code. Every
 lowering case comes from the request (the rule catalog's probe programs).
 """
 
-# ruff: noqa: PLC0415
 from __future__ import annotations
 
 import json
@@ -41,7 +40,10 @@ def _version(module_name: str) -> str | None:
 
 
 def _error(exc: BaseException) -> dict[str, str]:
-    return {"type": type(exc).__name__, "message": str(exc).strip().splitlines()[0][:2000] if str(exc).strip() else ""}
+    return {
+        "type": type(exc).__name__,
+        "message": str(exc).strip().splitlines()[0][:2000] if str(exc).strip() else "",
+    }
 
 
 def _lower(jax: Any, f: Any, args: tuple[Any, ...], method: str, plat: str) -> dict[str, Any]:
@@ -78,7 +80,11 @@ def main() -> None:
         import jax.numpy as jnp
         from jax import lax
     except ImportError as exc:
-        out["error"] = {"kind": "jax-missing", "message": f"jax is not installed in {sys.executable}", "detail": str(exc)}
+        out["error"] = {
+            "kind": "jax-missing",
+            "message": f"jax is not installed in {sys.executable}",
+            "detail": str(exc),
+        }
         out["seconds"] = round(time.perf_counter() - started, 4)
         print(json.dumps(out))
         return
@@ -105,10 +111,11 @@ def main() -> None:
     from jax.sharding import PartitionSpec as P
 
     shard_map = getattr(jax, "shard_map", None)
-    shard_map_from = "jax.shard_map"
+    shard_map_from: str | None = "jax.shard_map"
     if shard_map is None:
         try:
             from jax.experimental.shard_map import shard_map
+
             shard_map_from = "jax.experimental.shard_map.shard_map"
         except ImportError:
             shard_map = None
@@ -121,6 +128,7 @@ def main() -> None:
         else:
             import numpy as np
             from jax.sharding import Mesh
+
             mesh = Mesh(np.array(jax.devices()[:n]), ("i",))
     except Exception as exc:
         out["mesh_error"] = _error(exc)
@@ -128,8 +136,14 @@ def main() -> None:
     results: dict[str, Any] = {}
     for case in request.get("cases", []):
         scope: dict[str, Any] = {
-            "jax": jax, "jnp": jnp, "lax": lax, "shard_map": shard_map, "mesh": mesh,
-            "P": P, "NamedSharding": NamedSharding, "N": n,
+            "jax": jax,
+            "jnp": jnp,
+            "lax": lax,
+            "shard_map": shard_map,
+            "mesh": mesh,
+            "P": P,
+            "NamedSharding": NamedSharding,
+            "N": n,
         }
         entry: dict[str, Any] = {}
         try:
@@ -146,9 +160,15 @@ def main() -> None:
         if case.get("run_local"):
             try:
                 import numpy as np
+
                 x = jax.device_put(np.arange(args[0].shape[0], dtype=np.float32), args[0].sharding)
                 value = f(x)
-                entry["local_run"] = {"ok": True, "backend": jax.default_backend(), "input": [float(v) for v in np.asarray(x)], "output": [float(v) for v in np.asarray(value)]}
+                entry["local_run"] = {
+                    "ok": True,
+                    "backend": jax.default_backend(),
+                    "input": [float(v) for v in np.asarray(x)],
+                    "output": [float(v) for v in np.asarray(value)],
+                }
             except Exception as exc:
                 entry["local_run"] = {"ok": False, "error": _error(exc)}
     out["cases"] = results
@@ -160,4 +180,15 @@ if __name__ == "__main__":
     try:
         main()
     except Exception as exc:
-        print(json.dumps({"schema": 1, "error": {"kind": "crash", "message": f"{type(exc).__name__}: {exc}", "detail": traceback.format_exc()[-4000:]}}))
+        print(
+            json.dumps(
+                {
+                    "schema": 1,
+                    "error": {
+                        "kind": "crash",
+                        "message": f"{type(exc).__name__}: {exc}",
+                        "detail": traceback.format_exc()[-4000:],
+                    },
+                }
+            )
+        )

@@ -26,7 +26,9 @@ def default_interpreter() -> str:
     return sys.executable
 
 
-def settings_for(path: Path, overrides: Layer, stop: Path | None = None) -> tuple[Settings, tuple[Problem, ...]]:
+def settings_for(
+    path: Path, overrides: Layer, stop: Path | None = None
+) -> tuple[Settings, tuple[Problem, ...]]:
     project = load_project(path, stop)
     settings = resolve(project.layer, overrides, pyproject=str(project.path) if project.path else None)
     return settings, project.problems
@@ -51,7 +53,11 @@ class Engines:
         env = load_environment(interpreter_of(settings))
         auto = self.auto_backend(env) if "auto" in settings.target_backends else None
         key = (
-            env.python, auto, settings.target_backends, settings.select, settings.ignore,
+            env.python,
+            auto,
+            settings.target_backends,
+            settings.select,
+            settings.ignore,
             tuple(sorted(settings.severity.items())),
         )
         engine = self._engines.get(key)

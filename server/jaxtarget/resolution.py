@@ -138,7 +138,7 @@ def find_plugins(sys_path: Iterable[str]) -> list[str]:
         for child in children:
             n = child.name.lower().replace("_", "-")
             if n.endswith(".dist-info") and (
-                n.startswith(("jax-cuda", "jax-rocm", "libtpu")) and "plugin" in n or n.startswith("libtpu")
+                (n.startswith(("jax-cuda", "jax-rocm", "libtpu")) and "plugin" in n) or n.startswith("libtpu")
             ):
                 names.add(n.split("-", 3)[0] if n.startswith("libtpu") else "-".join(n.split("-")[:3]))
     return sorted(names)
@@ -216,7 +216,9 @@ class JediResolver:
         for q, line, col in spots:
             self._cache[q] = _match(_goto(script, line, col), defs)
 
-    def resolve_in_file(self, source: str, path: str | None, spots: Sequence[tuple[int, int]]) -> list[str | None]:
+    def resolve_in_file(
+        self, source: str, path: str | None, spots: Sequence[tuple[int, int]]
+    ) -> list[str | None]:
         """Full-file resolution for names whose binding the engine could not pin down."""
         defs = self.definitions()
         script = jedi.Script(source, path=path, environment=self.environment)

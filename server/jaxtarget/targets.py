@@ -43,9 +43,7 @@ def expand_targets(values: Iterable[str], auto_backend: str | None) -> frozenset
             else:
                 result.add("cpu")
         else:
-            raise TargetError(
-                f"unknown target backend {raw!r}; expected one of {', '.join(TARGET_VALUES)}"
-            )
+            raise TargetError(f"unknown target backend {raw!r}; expected one of {', '.join(TARGET_VALUES)}")
     return frozenset(result)
 
 

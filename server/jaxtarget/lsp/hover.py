@@ -22,7 +22,8 @@ def hover_markdown(engine: Engine, ref: Reference, analysis: Analysis, probe: Pr
     table_head = "| " + " | ".join(PLATFORMS) + " |\n|" + "---|" * len(PLATFORMS)
     row = "| " + " | ".join("✓" if p in lowers else "✗" for p in PLATFORMS) + " |"
     cond = f" {api.condition.text}" if api.condition else ""
-    parts.append(f"**Backend support** (`{api.qualname}`{cond}, jax {engine.environment.jax_version or 'unknown'}):\n\n{table_head}\n{row}")
+    jax_version = engine.environment.jax_version or "unknown"
+    parts.append(f"**Backend support** (`{api.qualname}`{cond}, jax {jax_version}):\n\n{table_head}\n{row}")
     parts.append(" · ".join(f"{p} {'✓' if p in lowers else '✗'}" for p in PLATFORMS))
     targets = ordered(engine.targets)
     reach = ordered(engine.targets if ref.allowed is None else engine.targets & ref.allowed)

@@ -64,8 +64,10 @@ class JaxTargetServer(LanguageServer):
         self.window_log_message(types.LogMessageParams(type=level, message=message))
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        self.log(f"internal error ({source.__name__ if hasattr(source, '__name__') else source}): {error!r}",
-                 types.MessageType.Error)
+        self.log(
+            f"internal error ({source.__name__ if hasattr(source, '__name__') else source}): {error!r}",
+            types.MessageType.Error,
+        )
 
     def warn_problems(self, problems: list[Problem] | tuple[Problem, ...]) -> None:
         for problem in problems:
@@ -74,7 +76,10 @@ class JaxTargetServer(LanguageServer):
             if text not in self.warned:
                 self.warned.add(text)
                 self.window_show_message(
-                    types.ShowMessageParams(type=types.MessageType.Warning, message=f"jaxtarget: {text}; using the default")
+                    types.ShowMessageParams(
+                        type=types.MessageType.Warning,
+                        message=f"jaxtarget: {text}; using the default",
+                    )
                 )
 
     # ------------------------------------------------------------ settings
@@ -108,7 +113,7 @@ class JaxTargetServer(LanguageServer):
         except Exception as exc:
             self.log(f"workspace/configuration failed: {exc!r}", types.MessageType.Warning)
             return
-        for folder, value in zip(folders, values):
+        for folder, value in zip(folders, values, strict=False):
             layer, problems = parse_editor_settings(value, f"settings ({folder or 'global'})")
             self.warn_problems(problems)
             self.folder_layers[folder or ""] = layer
@@ -244,7 +249,9 @@ async def _environment_probe(ls: JaxTargetServer) -> None:
     except (ProbeError, OSError) as exc:
         ls.log(f"environment probe of {python}: {exc}", types.MessageType.Info)
         return
-    ls.log(f"environment probe of {python}: jax {result.jax_version}, default backend {result.default_backend}")
+    ls.log(
+        f"environment probe of {python}: jax {result.jax_version}, default backend {result.default_backend}"
+    )
     ls.remember_probe(python, result)
 
 
@@ -298,7 +305,9 @@ def did_close(ls: JaxTargetServer, params: types.DidCloseTextDocumentParams) -> 
 
 @SERVER.feature(
     types.TEXT_DOCUMENT_DIAGNOSTIC,
-    types.DiagnosticOptions(identifier="jaxtarget", inter_file_dependencies=False, workspace_diagnostics=False),
+    types.DiagnosticOptions(
+        identifier="jaxtarget", inter_file_dependencies=False, workspace_diagnostics=False
+    ),
 )
 async def pull_diagnostics(
     ls: JaxTargetServer, params: types.DocumentDiagnosticParams
@@ -320,7 +329,12 @@ async def hover(ls: JaxTargetServer, params: types.HoverParams) -> types.Hover |
     python = checked.engine.environment.python
     loop = asyncio.get_running_loop()
     text = await loop.run_in_executor(
-        ls.analysis_pool, hover_markdown, checked.engine, ref, checked.analysis, ls.cached_probe(python)
+        ls.analysis_pool,
+        hover_markdown,
+        checked.engine,
+        ref,
+        checked.analysis,
+        ls.cached_probe(python),
     )
     return types.Hover(
         contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
@@ -367,18 +381,29 @@ async def code_action(ls: JaxTargetServer, params: types.CodeActionParams) -> li
                 continue
             for i, fix in enumerate(fixes_for(checked.analysis, finding, checked.path, version)):
                 action = types.CodeAction(
-                    title=fix.title, kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
+                    title=fix.title,
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diag],
                     is_preferred=fix.kind in ("guard", "ppermute") and i == 0,
-                    data={"uri": uri, "version": doc.version, "code": finding.code,
-                          "line": finding.span.line, "col": finding.span.col, "index": i},
+                    data={
+                        "uri": uri,
+                        "version": doc.version,
+                        "code": finding.code,
+                        "line": finding.span.line,
+                        "col": finding.span.col,
+                        "index": i,
+                    },
                 )
                 if not lazy:
-                    action.edit = convert.workspace_edit(uri, doc.version, convert.text_edits(codec, lines, fix.edits))
+                    action.edit = convert.workspace_edit(
+                        uri, doc.version, convert.text_edits(codec, lines, fix.edits)
+                    )
                 actions.append(action)
     wants_fix_all = not only or any(FIX_ALL_KIND.startswith(k) for k in only)
     if wants_fix_all and any("guard" in f.rule.fixes for f in checked.analysis.findings):
         action = types.CodeAction(
-            title="jaxtarget: guard every GPU-only call in this file", kind=FIX_ALL_KIND,
+            title="jaxtarget: guard every GPU-only call in this file",
+            kind=FIX_ALL_KIND,
             data={"uri": uri, "version": doc.version, "fixAll": True},
         )
         if not lazy:
@@ -408,7 +433,10 @@ async def code_action_resolve(ls: JaxTargetServer, action: types.CodeAction) -> 
         action.edit = await loop.run_in_executor(ls.analysis_pool, _fix_all_edit, ls, doc, checked)
         return action
     for f in checked.analysis.findings:
-        if f.code == data.get("code") and (f.span.line, f.span.col) == (data.get("line"), data.get("col")):
+        if f.code == data.get("code") and (f.span.line, f.span.col) == (
+            data.get("line"),
+            data.get("col"),
+        ):
             fixes = fixes_for(checked.analysis, f, checked.path, checked.engine.version)
             index = data.get("index", 0)
             if isinstance(index, int) and index < len(fixes):
@@ -440,14 +468,21 @@ async def probe_backend(ls: JaxTargetServer, *args: Any) -> dict[str, Any]:
     options = args[0] if args and isinstance(args[0], dict) else {}
     uri = options.get("uri") if isinstance(options.get("uri"), str) else None
     folders = list(ls.workspace.folders)
-    settings = ls.settings_for(uri or (folders[0].rstrip("/") + "/__jaxtarget__.py" if folders else "file:///"))
-    python = options.get("python") if isinstance(options.get("python"), str) else interpreter_of(settings)
+    settings = ls.settings_for(
+        uri or (folders[0].rstrip("/") + "/__jaxtarget__.py" if folders else "file:///")
+    )
+    python = options.get("python")
+    if not isinstance(python, str) or not python:
+        python = interpreter_of(settings)
     token = str(uuid.uuid4())
     progress = bool(ls.client_capabilities.window and ls.client_capabilities.window.work_done_progress)
     if progress:
         await ls.work_done_progress.create_async(token)
         ls.work_done_progress.begin(
-            token, types.WorkDoneProgressBegin(title="JAX Target: probing backends", message=python, cancellable=False)
+            token,
+            types.WorkDoneProgressBegin(
+                title="JAX Target: probing backends", message=python, cancellable=False
+            ),
         )
     try:
         result = await run_probe_async(python, timeout=settings.probe.timeout_seconds)
