@@ -15,6 +15,7 @@ import jedi
 
 sys.path.insert(0, str(Path(__file__).parent))
 from generate import module
+
 from jaxtarget.analysis import Engine
 from jaxtarget.config import Layer, resolve
 from jaxtarget.resolution import JediResolver, load_environment

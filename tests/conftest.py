@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from jaxtarget.analysis import Analysis, Engine
 from jaxtarget.config import Layer, resolve
 from jaxtarget.resolution import load_environment

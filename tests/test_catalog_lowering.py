@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 import pytest
+
 from jaxtarget.catalog import APIS, parse_version
 from jaxtarget.probe import ProbeResult, run_probe
 from jaxtarget.targets import PLATFORMS

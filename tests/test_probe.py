@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from jaxtarget.probe import ProbeError, run_probe
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
+
+from jaxtarget.probe import ProbeError, run_probe
 
 from .conftest import run_cli
 from .lsp_helpers import SERVER

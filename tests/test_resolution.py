@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+
 from jaxtarget.resolution import JediResolver, StaticResolver, load_environment
 
 from .conftest import CheckFn, token_at

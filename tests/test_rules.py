@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+
 from jaxtarget.analysis import Engine
 from jaxtarget.catalog import APIS, RULES
 from jaxtarget.config import Layer, resolve

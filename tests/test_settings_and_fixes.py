@@ -9,6 +9,7 @@ import tokenize
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from jaxtarget.config import default_wire, parse_editor_settings
 from jaxtarget.fixes import apply_edits, fix_all, fixes_for
 

@@ -28,6 +28,7 @@ from typing import cast
 from . import catalog
 from .catalog import APIS, RULES_BY_CODE, SHARD_MAP_NAMES, Api, Severity
 from .config import Settings
+from .parsing import ChunkCache, Lines, SparseModule, parse_recovering
 from .resolution import Binding, Environment, JediResolver, Query
 from .targets import GPU_PLATFORMS, PLATFORMS, expand_targets, ordered
 
@@ -114,30 +115,6 @@ class Analysis:
 
 # ---------------------------------------------------------------- text helpers
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
-
-
-class Lines:
-    """Line starts for the source, split the way Python's tokenizer splits."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self.starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
-
-    def line_of(self, offset: int) -> int:
-        return bisect.bisect_right(self.starts, offset)
-
-    def text(self, line: int) -> str:
-        start = self.starts[line - 1]
-        end = self.starts[line] if line < len(self.starts) else len(self.source)
-        return self.source[start:end].rstrip("\r\n")
-
-    def char_col(self, line: int, byte_col: int) -> int:
-        text = self.text(line)
-        if text.isascii():
-            return byte_col
-        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
-
 
 def _word_re(words: Iterable[str]) -> re.Pattern[str]:
     alts = "|".join(sorted((re.escape(w) for w in set(words)), key=len, reverse=True))
@@ -146,40 +123,7 @@ def _word_re(words: Iterable[str]) -> re.Pattern[str]:
 
 _API_NAMES = frozenset(api.name for api in APIS.values())
 _SHARD_NAME = "shard_map"
-
-# ---------------------------------------------------------------- parsing
-
-
-def parse_recovering(source: str) -> tuple[ast.Module | None, str | None, int | None]:
-    """Parse, blanking lines that do not parse so that the rest is still analysed."""
-    try:
-        return ast.parse(source), None, None
-    except SyntaxError as exc:
-        first_error = f"SyntaxError: {exc.msg}"
-        first_line = exc.lineno
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return None, f"{type(exc).__name__}: {exc}", 1
-    lines = source.splitlines(keepends=True)
-    for _ in range(50):
-        try:
-            return ast.parse("".join(lines)), first_error, first_line
-        except SyntaxError as exc:
-            bad = (exc.lineno or 1) - 1
-            if bad >= len(lines):
-                bad = len(lines) - 1
-            if bad < 0:
-                break
-            text = lines[bad]
-            ending = text[len(text.rstrip("\r\n")) :]
-            indent = text[: len(text) - len(text.lstrip(" \t"))]
-            replacement = indent + "pass" if text.strip() and lines[bad].strip() != "pass" else ""
-            if replacement and replacement + ending == lines[bad]:
-                replacement = ""
-            lines[bad] = replacement + ending if replacement else ending or "\n"
-        except (ValueError, RecursionError, MemoryError):
-            break
-    return None, first_error, first_line
-
+_GUARD_WORDS = r"has_gpu_backend|is_gpu_backend|gpu_available|default_backend|platform|pytestmark"
 
 # ---------------------------------------------------------------- bindings
 
@@ -586,37 +530,77 @@ class Engine:
 
     # -- public
 
-    def check(self, source: str, path: str | None = None) -> Analysis:
+    def check(
+        self, source: str, path: str | None = None, *, sparse: bool = False, cache: ChunkCache | None = None
+    ) -> Analysis:
+        """Analyse one module.
+
+        ``sparse`` parses only the top-level statements that can matter (the language
+        server's mode, with ``cache`` kept per document); otherwise the whole module is
+        parsed and syntax errors are reported (the CLI's mode). Both give the same findings.
+        """
         result = Analysis(source, targets=self.targets, jax_version=self.environment.jax_version)
         resolver = self.environment.resolver
         if not isinstance(resolver, JediResolver):
             result.note = resolver.reason
+        text = Lines(source)
+        if sparse and "\0" not in source:
+            if not _might_mention(source):
+                return result
+            view = SparseModule(text, cache)
+            refs, findings = self._analyse(view, source, text, path)
+            if not (view.failed or view.replaced):
+                if cache is not None:
+                    view.prune_cache()
+                result.tree, result.references, result.findings = view.module(), refs, findings
+                return result
         tree, error, error_line = parse_recovering(source)
         result.tree, result.syntax_error, result.syntax_error_line = tree, error, error_line
         if tree is None or not _might_mention(source):
             return result
-        text = Lines(source)
-        resolved = self._resolve(tree, source, text, path)
-        refs = self._references(resolved, text, tree)
-        result.references = refs
-        result.findings = self._findings(refs, tree, text, path)
+        result.references, result.findings = self._analyse(_FullView(tree), source, text, path)
         return result
 
     # -- steps
 
-    def _resolve(self, tree: ast.Module, source: str, text: Lines, path: str | None) -> list[_Resolved]:
-        aliases = _aliases(tree, source, text)
-        names = _API_NAMES | {_SHARD_NAME} | aliases
+    def _analyse(
+        self, view: SparseModule | _FullView, source: str, text: Lines, path: str | None
+    ) -> tuple[list[Reference], list[Finding]]:
+        setup = _lines_matching(source, text, re.compile(rf"\bimport\b|\b(?:{_GUARD_WORDS})\b"))
+        if isinstance(view, SparseModule):
+            setup = [ln for ln in setup if "import" in text.text(ln) or not _is_definition(view, ln)]
+        view.ensure(setup)
+        aliases = _aliases(view.module(), source, text)
+        names = frozenset(_API_NAMES | aliases)
         lines = _lines_matching(source, text, _word_re(names))
         if not lines:
-            return []
-        cands = list(_collect(tree, lines, frozenset(names)))
+            return [], []
+        view.ensure(lines)
+        cands = list(_collect(view.module(), lines, names))
         roots = {c.root for c in cands}
         lines_of: dict[str, list[int]] = {
             r: _lines_matching(source, text, re.compile(rf"\b{re.escape(r)}\b")) for r in roots
         }
+        if isinstance(view, SparseModule):
+            binding = [ln for r in roots for ln in lines_of[r] if _may_bind_module_name(view, ln, r)]
+            if view.ensure(binding):
+                cands = list(_collect(view.module(), lines, names))
         if re.search(r"import\s*\*", source):
             lines_of["*"] = [1]
+        tree = view.module()
+        resolved = self._resolve(cands, tree, lines_of, source, text, path)
+        refs = self._references(resolved, text, tree)
+        return refs, self._findings(refs, view, text, path)
+
+    def _resolve(
+        self,
+        cands: list[_Candidate],
+        tree: ast.Module,
+        lines_of: dict[str, list[int]],
+        source: str,
+        text: Lines,
+        path: str | None,
+    ) -> list[_Resolved]:
         index = _ScopeIndex(tree, lines_of)
         resolver = self.environment.resolver
         queries: list[tuple[_Candidate, Query]] = []
@@ -673,7 +657,7 @@ class Engine:
         return refs
 
     def _findings(
-        self, refs: list[Reference], tree: ast.Module, text: Lines, path: str | None
+        self, refs: list[Reference], view: SparseModule | _FullView, text: Lines, path: str | None
     ) -> list[Finding]:
         settings = self.settings
         out: list[Finding] = []
@@ -695,7 +679,7 @@ class Engine:
                 out.append(self._finding(api.rule, api, ref, failing, related))
             if api.manual_sharding and ref.call is not None and settings.enabled("JT002"):
                 if sharded is None:
-                    sharded = _ShardedFunctions(tree, self.environment, text)
+                    sharded = _ShardedFunctions(view, text)
                 if not sharded.covers(ref):
                     out.append(self._finding("JT002", api, ref, frozenset(), related))
         return _suppress(out, text)
@@ -736,6 +720,44 @@ class Engine:
         )
 
 
+class _FullView:
+    """The whole-module counterpart of SparseModule: everything is parsed already."""
+
+    failed = False
+    replaced = False
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+
+    def ensure(self, lines: Iterable[int]) -> bool:
+        return False
+
+    def module(self) -> ast.Module:
+        return self.tree
+
+
+_DEF_RE = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)", re.M)
+
+
+def _is_definition(view: SparseModule, line: int) -> bool:
+    return view.chunk_first_line(line).startswith(("def ", "async ", "class ", "@"))
+
+
+def _may_bind_module_name(view: SparseModule, line: int, name: str) -> bool:
+    """Whether the top-level statement holding ``line`` can bind ``name`` in module scope.
+
+    A def/class statement binds only its own name, unless its body declares the
+    name global; every other statement might bind anything it mentions.
+    """
+    if not _is_definition(view, line):
+        return True
+    chunk = view.chunk_text(line)
+    m = _DEF_RE.search(chunk)
+    if m is None or m.group(1) == name:
+        return True
+    return re.search(rf"\bglobal\b[^\n]*\b{re.escape(name)}\b", chunk) is not None
+
+
 def _might_mention(source: str) -> bool:
     return any(name in source for name in _API_NAMES) or "import *" in source or " as " in source
 
@@ -763,7 +785,7 @@ def _aliases(tree: ast.Module, source: str, text: Lines) -> set[str]:
         node = stack.pop()
         if isinstance(node, ast.ImportFrom):
             for alias in node.names:
-                if alias.asname and alias.name in (_API_NAMES | {_SHARD_NAME}):
+                if alias.asname and alias.name in _API_NAMES:
                     out.add(alias.asname)
             continue
         for child in ast.iter_child_nodes(node):
@@ -871,61 +893,83 @@ def _pair(refs: list[Reference]) -> None:
 class _ShardedFunctions:
     """Functions visibly run under shard_map in one module."""
 
-    def __init__(self, tree: ast.Module, environment: Environment, text: Lines) -> None:
-        self.nodes: set[int] = set()
-        self.lambdas: set[int] = set()
-        names: set[str] = set()
-        defs: dict[str, list[ast.AST]] = {}
-        shard_lines = _lines_matching(text.source, text, re.compile(r"shard_map"))
-        shard_names = {"shard_map"} | {
+    def __init__(self, view: SparseModule | _FullView, text: Lines) -> None:
+        self.view = view
+        self.text = text
+        self.names = {"shard_map"} | {
             a.asname
-            for n in ast.walk(tree)
+            for n in view.module().body
             if isinstance(n, ast.ImportFrom)
             for a in n.names
             if a.name == "shard_map" and a.asname
         }
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                defs.setdefault(node.name, []).append(node)
-                if any(_mentions(d, shard_names) for d in node.decorator_list):
-                    self.nodes.add(id(node))
-            elif isinstance(node, ast.Call) and shard_lines and _mentions(node.func, shard_names):
-                for arg in node.args[:1]:
-                    if isinstance(arg, ast.Name):
-                        names.add(arg.id)
-                    elif isinstance(arg, ast.Lambda):
-                        self.lambdas.add(id(arg))
-                    elif (
-                        isinstance(arg, ast.Call) and _terminal(arg.func) == "partial" and arg.args
-                    ) and isinstance(arg.args[0], ast.Name):
-                        names.add(arg.args[0].id)
-                for kw in node.keywords:
-                    if kw.arg in ("f", "fun") and isinstance(kw.value, ast.Name):
-                        names.add(kw.value.id)
-            elif (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Call)
-                and _mentions(node.func, shard_names)
-            ):
-                for arg in node.args[:1]:
-                    if isinstance(arg, ast.Name):
-                        names.add(arg.id)
-        for name in names:
-            for d in defs.get(name, []):
-                self.nodes.add(id(d))
-        # functions called from sharded functions run under shard_map too
-        frontier = [d for ds in defs.values() for d in ds if id(d) in self.nodes]
-        while frontier:
-            fn = frontier.pop()
-            for sub in ast.walk(fn):
-                callee = sub.func.id if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) else None
-                for d in defs.get(callee or "", []):
-                    if id(d) not in self.nodes:
-                        self.nodes.add(id(d))
-                        frontier.append(d)
+        self._nodes: set[int] | None = None
 
     def covers(self, ref: Reference) -> bool:
-        return any(id(a) in self.nodes or id(a) in self.lambdas for a in ref.ancestors)
+        chain = [*ref.ancestors, ref.node]
+        for parent, child in itertools.pairwise(chain):
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                _mentions(d, self.names) for d in parent.decorator_list
+            ):
+                return True
+            if (
+                isinstance(child, ast.Lambda)
+                and isinstance(parent, ast.Call)
+                and parent.args
+                and parent.args[0] is child
+                and _mentions(parent.func, self.names)
+            ):
+                return True
+        nodes = self._sharded()
+        return any(id(a) in nodes for a in ref.ancestors)
+
+    def _sharded(self) -> set[int]:
+        if self._nodes is not None:
+            return self._nodes
+        source = self.text.source
+        words = "|".join(re.escape(n) for n in sorted(self.names))
+        self.view.ensure(_lines_matching(source, self.text, re.compile(rf"\b(?:{words})\b")))
+        nodes: set[int] = set()
+        passed: set[str] = set()
+        roots: list[ast.AST] = []
+        for node in ast.walk(self.view.module()):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if any(_mentions(d, self.names) for d in node.decorator_list):
+                    nodes.add(id(node))
+                    roots.append(node)
+            elif isinstance(node, ast.Call) and _mentions(node.func, self.names):
+                target = node.args[0] if node.args else None
+                for kw in node.keywords:
+                    if kw.arg in ("f", "fun"):
+                        target = kw.value
+                if isinstance(target, ast.Call) and _terminal(target.func) == "partial" and target.args:
+                    target = target.args[0]
+                if isinstance(target, ast.Name):
+                    passed.add(target.id)
+                elif isinstance(target, ast.Lambda):
+                    nodes.add(id(target))
+                    roots.append(target)
+        # functions passed to shard_map, and the functions they call, run under it
+        wanted = set(passed) | {
+            sub.func.id
+            for root in roots
+            for sub in ast.walk(root)
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name)
+        }
+        seen: set[str] = set()
+        while wanted - seen:
+            new = wanted - seen
+            seen |= new
+            pattern = re.compile(rf"\bdef\s+(?:{'|'.join(re.escape(n) for n in sorted(new))})\b")
+            self.view.ensure(_lines_matching(source, self.text, pattern))
+            for node in ast.walk(self.view.module()):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in new:
+                    nodes.add(id(node))
+                    for sub in ast.walk(node):
+                        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
+                            wanted.add(sub.func.id)
+        self._nodes = nodes
+        return nodes
 
 
 def _mentions(node: ast.AST, names: set[str]) -> bool:

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Literal
 
-from .analysis import Analysis, Finding, Lines, Reference
+from .analysis import Analysis, Finding, Reference
 from .catalog import APIS, Api, FixKind
+from .parsing import Lines
 from .targets import GPU_PLATFORMS, PLATFORMS
 
 HELPER_NAME = "has_gpu_backend"
@@ -256,6 +257,14 @@ def _call_arg(call: ast.Call, index: int, name: str) -> ast.expr | None:
     return None
 
 
+def _full_tree(analysis: Analysis) -> ast.Module | None:
+    """Module-level facts (imports, helpers) need every statement, not a sparse view."""
+    try:
+        return ast.parse(analysis.source)
+    except (SyntaxError, ValueError):
+        return analysis.tree
+
+
 def guard_fix(
     analysis: Analysis,
     finding: Finding,
@@ -264,7 +273,7 @@ def guard_fix(
     ppermute: bool = False,
 ) -> Fix | None:
     source = analysis.source
-    tree = analysis.tree
+    tree = _full_tree(analysis)
     api = APIS.get(ref.qualname)
     if tree is None or api is None:
         return None
@@ -365,7 +374,7 @@ def skip_test_fix(
     path: str | None,
     version: tuple[int, ...] | None,
 ) -> Fix | None:
-    tree = analysis.tree
+    tree = _full_tree(analysis)
     api = APIS.get(ref.qualname)
     if tree is None or api is None or not is_test_file(path):
         return None

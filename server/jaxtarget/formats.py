@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .analysis import Finding, Lines
+from .analysis import Finding
 from .catalog import RULES, RULES_BY_CODE, Rule
 from .fixes import Fix
+from .parsing import Lines
 
 FORMATS: tuple[str, ...] = ("text", "json", "github", "sarif")
 

@@ -21,6 +21,7 @@ from ..analysis import Analysis, Engine
 from ..config import Layer, Problem, parse_editor_settings, resolve
 from ..config import load_project as _load_project
 from ..fixes import apply_edits, fix_all, fixes_for
+from ..parsing import ChunkCache
 from ..probe import ProbeError, ProbeResult, run_probe_async, verdict_line
 from ..project import Engines, interpreter_of
 from ..resolution import InterpreterError
@@ -53,6 +54,7 @@ class JaxTargetServer(LanguageServer):
         self.pending: dict[str, asyncio.Task[None]] = {}
         self.last_change: dict[str, float] = {}
         self.probes: dict[str, tuple[float, ProbeResult]] = {}
+        self.chunk_caches: dict[str, ChunkCache] = {}
         self.warned: set[str] = set()
         # jedi is not thread-safe: one worker thread does all analysis
         self.analysis_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jaxtarget-analysis")
@@ -127,7 +129,8 @@ class JaxTargetServer(LanguageServer):
     def analyse(self, doc: TextDocument) -> _Checked:
         engine = self.engine_for(doc.uri)
         path = to_fs_path(doc.uri)
-        analysis = engine.check(doc.source, path)
+        cache = self.chunk_caches.setdefault(doc.uri, {})
+        analysis = engine.check(doc.source, path, sparse=True, cache=cache)
         return _Checked(doc.version, analysis, engine, path)
 
     async def analyse_async(self, doc: TextDocument) -> _Checked:
@@ -300,6 +303,7 @@ def did_close(ls: JaxTargetServer, params: types.DidCloseTextDocumentParams) -> 
     if task is not None:
         task.cancel()
     ls.checked.pop(uri, None)
+    ls.chunk_caches.pop(uri, None)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
@@ -414,7 +418,9 @@ async def code_action(ls: JaxTargetServer, params: types.CodeActionParams) -> li
 
 def _fix_all_edit(ls: JaxTargetServer, doc: TextDocument, checked: _Checked) -> types.WorkspaceEdit:
     engine = checked.engine
-    new = fix_all(doc.source, lambda text: engine.check(text, checked.path), checked.path, engine.version)
+    new = fix_all(
+        doc.source, lambda text: engine.check(text, checked.path, sparse=True), checked.path, engine.version
+    )
     return convert.workspace_edit(doc.uri, doc.version, convert.minimal_edit(doc.source, new))
 
 

@@ -1,0 +1,174 @@
+"""Turning source text into syntax trees: whole-module and sparse (per top-level chunk).
+
+The sparse parser splits a module at lines that start a top-level statement and
+parses only the chunks the analysis asks for, caching each chunk by its text and
+first line. A split that is wrong (a column-0 line inside a string or brackets)
+makes the chunk before it fail to parse; that chunk is then merged with the next
+one, so every chunk that parses is exactly a run of whole top-level statements.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from collections.abc import Iterable
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+#: Lines that may start a top-level statement (column 0, not a comment,
+#: closing bracket or the continuation of a compound statement).
+_CHUNK_START = re.compile(r"^(?![ \t\f#)\]}\r\n]|(?:else|elif|except|finally)\b)", re.M)
+
+
+class Lines:
+    """Line starts for the source, split the way Python's tokenizer splits."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset)
+
+    def offset(self, line: int) -> int:
+        return self.starts[line - 1] if line <= len(self.starts) else len(self.source)
+
+    def text(self, line: int) -> str:
+        start = self.starts[line - 1]
+        end = self.starts[line] if line < len(self.starts) else len(self.source)
+        return self.source[start:end].rstrip("\r\n")
+
+    def char_col(self, line: int, byte_col: int) -> int:
+        text = self.text(line)
+        if text.isascii():
+            return byte_col
+        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+
+
+def parse_recovering(source: str) -> tuple[ast.Module | None, str | None, int | None]:
+    """Parse, blanking lines that do not parse so that the rest is still analysed."""
+    try:
+        return ast.parse(source), None, None
+    except SyntaxError as exc:
+        first_error = f"SyntaxError: {exc.msg}"
+        first_line = exc.lineno
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return None, f"{type(exc).__name__}: {exc}", 1
+    lines = source.splitlines(keepends=True)
+    for _ in range(50):
+        try:
+            return ast.parse("".join(lines)), first_error, first_line
+        except SyntaxError as exc:
+            bad = min((exc.lineno or 1) - 1, len(lines) - 1)
+            if bad < 0:
+                break
+            text = lines[bad]
+            ending = text[len(text.rstrip("\r\n")) :] or "\n"
+            indent = text[: len(text) - len(text.lstrip(" \t"))]
+            replacement = indent + "pass" if text.strip() not in ("", "pass") else ""
+            lines[bad] = replacement + ending
+        except (ValueError, RecursionError, MemoryError):
+            break
+    return None, first_error, first_line
+
+
+ChunkCache = dict[tuple[int, str], list[ast.stmt]]
+
+
+class SparseModule:
+    """A module of which only the requested top-level statements are parsed."""
+
+    def __init__(self, text: Lines, cache: ChunkCache | None = None) -> None:
+        self.text = text
+        self.cache: ChunkCache = cache if cache is not None else {}
+        self.used: set[tuple[int, str]] = set()
+        self.parsed: dict[int, list[ast.stmt]] = {}
+        self.failed = False
+        #: True when a merge re-parsed a chunk already handed out (its nodes are stale)
+        self.replaced = False
+        source = text.source
+        starts: list[int] = []
+        decorated = False
+        for m in _CHUNK_START.finditer(source):
+            at = m.start()
+            # a decorated definition is one statement: keep its decorators with it
+            if decorated:
+                if source.startswith("@", at):
+                    continue
+                if source.startswith(("def ", "async ", "class "), at):
+                    decorated = False
+                    continue
+            decorated = source.startswith("@", at)
+            line = text.line_of(at)
+            if not starts or line != starts[-1]:
+                starts.append(line)
+        if not starts or starts[0] != 1:
+            starts.insert(0, 1)
+        self.starts = starts
+        self.n_lines = len(text.starts)
+        self._module: ast.Module | None = None
+
+    def _chunk_of(self, line: int) -> int:
+        return bisect.bisect_right(self.starts, line) - 1
+
+    def _end_line(self, k: int) -> int:
+        return self.starts[k + 1] - 1 if k + 1 < len(self.starts) else self.n_lines
+
+    def chunk_first_line(self, line: int) -> str:
+        return self.text.text(self.starts[self._chunk_of(line)])
+
+    def chunk_text(self, line: int) -> str:
+        k = self._chunk_of(line)
+        return self.text.source[self.text.offset(self.starts[k]) : self.text.offset(self._end_line(k) + 1)]
+
+    def ensure(self, lines: Iterable[int]) -> bool:
+        """Parse the chunks covering ``lines``; True if anything new was parsed."""
+        added = False
+        for line in lines:
+            k = self._chunk_of(line)
+            if k not in self.parsed and not self.failed:
+                self._parse_from(k)
+                added = True
+        if added:
+            self._module = None
+        return added
+
+    def _parse_from(self, k: int) -> None:
+        first = self.starts[k]
+        source = self.text.source
+        for j in range(k, len(self.starts)):
+            last = self._end_line(j)
+            chunk = source[self.text.offset(first) : self.text.offset(last + 1)]
+            key = (first, chunk)
+            stmts = self.cache.get(key)
+            if stmts is None:
+                try:
+                    tree = ast.parse(chunk)
+                except SyntaxError:
+                    continue
+                except (ValueError, RecursionError, MemoryError):
+                    break
+                ast.increment_lineno(tree, first - 1)
+                stmts = tree.body
+                self.cache[key] = stmts
+            self.used.add(key)
+            for idx in range(k, j + 1):
+                if idx != k and idx in self.parsed:
+                    self.replaced = True
+                self.parsed[idx] = stmts if idx == k else []
+            return
+        self.failed = True
+
+    def module(self) -> ast.Module:
+        if self._module is None:
+            body: list[ast.stmt] = []
+            for k in sorted(self.parsed):
+                body.extend(self.parsed[k])
+            self._module = ast.Module(body=body, type_ignores=[])
+        return self._module
+
+    def prune_cache(self) -> None:
+        """Forget cached chunks this version did not use (keeps memory bounded per document)."""
+        for key in [k for k in self.cache if k not in self.used]:
+            del self.cache[key]

@@ -1,0 +1,127 @@
+"""The language server's sparse parse gives exactly the findings of a whole-module parse."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jaxtarget.analysis import Analysis, Engine
+from jaxtarget.parsing import ChunkCache, Lines, SparseModule
+
+from .conftest import ROOT, make_engine
+from .test_resolution import LOOKALIKES, SPELLINGS
+from .test_rules import CALL, GUARDED, HEADER, PAIR, UNGUARDED
+
+sys.path.insert(0, str(ROOT / "bench"))
+from generate import module
+
+ENGINE: Engine = make_engine(("cpu", "tpu"))
+
+
+def summary(a: Analysis) -> list[tuple[object, ...]]:
+    return [(f.code, f.span, f.message, f.related) for f in a.findings]
+
+
+def corpus() -> dict[str, str]:
+    out = {f"spelling-{k}": v[0] for k, v in SPELLINGS.items()}
+    out |= {f"lookalike-{k}": v for k, v in LOOKALIKES.items()}
+    out |= {f"guarded-{k}": HEADER + v.format(call=CALL) for k, v in GUARDED.items()}
+    out |= {f"unguarded-{k}": HEADER + v.format(call=CALL) for k, v in UNGUARDED.items()}
+    out |= {f"example-{p.name}": p.read_text() for p in (ROOT / "examples").glob("*.py")}
+    out["pair"] = PAIR
+    out["bench"] = module()
+    out["decorated-multiline"] = (
+        "import jax\nfrom functools import partial\nfrom jax import lax\n"
+        "@partial(\n    jax.shard_map,\n    mesh=m,\n)\n@other\ndef f(x):\n    return lax.psend(x, 'i', p)\n"
+    )
+    out["string-at-column-0"] = (
+        'from jax import lax\ndoc = """\nlax = None\ndef psend():\n"""\ny = lax.psend(x, "i", p)\n'
+    )
+    out["module-rebind-late"] = "from jax import lax\ndef f():\n    return lax.psend(x)\nlax = object()\n"
+    out["global-rebind"] = (
+        "from jax import lax\ndef g():\n    global lax\n    lax = 1\ndef f():\n    return lax.psend(x)\n"
+    )
+    out["passed-to-shard-map"] = (
+        "import jax\nfrom jax import lax\ndef inner(x):\n    return lax.psend(x, 'i', p)\n"
+        + "".join(f"def filler{i}(x):\n    return x + {i}\n" for i in range(30))
+        + "def outer(x):\n    return inner(x)\ng = jax.shard_map(outer, mesh=m, in_specs=s, out_specs=s)\n"
+    )
+    out["backslash"] = "from jax import lax\nx = 1 + \\\n2\ny = lax.psend(x, 'i', p)\n"
+    out["syntax-error"] = HEADER + f"y = {CALL}\ndef broken(:\n"
+    out["module-early-exit"] = (
+        HEADER + "if not has_gpu_backend():\n    raise ImportError\n" + "x = 1\n" * 10 + f"y = {CALL}\n"
+    )
+    return out
+
+
+CORPUS = corpus()
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_sparse_equals_full(name: str) -> None:
+    source = CORPUS[name]
+    full = ENGINE.check(source)
+    sparse = ENGINE.check(source, sparse=True, cache={})
+    assert summary(sparse) == summary(full)
+
+
+def test_sparse_parses_only_what_matters() -> None:
+    source = module()
+    view = SparseModule(Lines(source))
+    ENGINE._analyse(view, source, Lines(source), None)
+    parsed_lines = sum(view._end_line(k) - view.starts[k] + 1 for k, stmts in view.parsed.items() if stmts)
+    assert 0 < parsed_lines < source.count("\n") // 4
+
+
+def test_cache_is_reused_and_pruned() -> None:
+    source = module()
+    cache: ChunkCache = {}
+    first = ENGINE.check(source, sparse=True, cache=cache)
+    keys = set(cache)
+    lines = source.splitlines(keepends=True)
+    lines[200] = lines[200].rstrip("\n") + "  # edited\n"
+    edited = "".join(lines)
+    second = ENGINE.check(edited, sparse=True, cache=cache)
+    assert summary(first) == summary(second)
+    assert len(set(cache) - keys) <= 1  # at most the edited chunk is new
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "x = 1\n",
+                "lax = None\n",
+                "from jax import lax\n",
+                "import jax.lax as lax\n",
+                "def lax():\n    pass\n",
+                "if has_gpu_backend():\n    y = lax.psend(x, 'i', p)\nelse:\n    y = 0\n",
+                "y = lax.psend(x, 'i', p)\n",
+                "def f(x):\n    return lax.precv(t, x, 'i', p)\n",
+                "g = jax.shard_map(f, mesh=m, in_specs=s, out_specs=s)\n",
+                "import jax\n",
+                "s = '''\nlax = 3\n'''\n",
+                "@jax.jit\ndef h(x):\n    return lax.psend(x, 'i', p)\n",
+                "class C:\n    lax = 1\n    def m(self):\n        return lax.psend(1)\n",
+                "# noqa\n",
+            ]
+        ),
+        max_size=8,
+    )
+)
+def test_sparse_equals_full_on_generated_modules(parts: list[str]) -> None:
+    source = "".join(parts)
+    assert summary(ENGINE.check(source, sparse=True, cache={})) == summary(ENGINE.check(source))
+
+
+def test_real_library_file() -> None:
+    import jax
+
+    path = Path(jax.__file__).parent / "_src" / "lax" / "parallel.py"
+    source = path.read_text()
+    assert summary(ENGINE.check(source, sparse=True, cache={})) == summary(ENGINE.check(source))
