@@ -91,7 +91,7 @@ async def main() -> None:
         sent = time.perf_counter()
         client.text_document_did_change(
             types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(uri, version),
+                text_document=types.VersionedTextDocumentIdentifier(version=version, uri=uri),
                 content_changes=[
                     types.TextDocumentContentChangePartial(
                         range=types.Range(types.Position(row, col), types.Position(row, col)), text=" "

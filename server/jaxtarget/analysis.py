@@ -116,14 +116,34 @@ class Analysis:
 # ---------------------------------------------------------------- text helpers
 
 
-def _word_re(words: Iterable[str]) -> re.Pattern[str]:
-    alts = "|".join(sorted((re.escape(w) for w in set(words)), key=len, reverse=True))
-    return re.compile(rf"\b(?:{alts})\b")
+def lines_with_words(text: Lines, words: Iterable[str]) -> list[int]:
+    """Lines on which any of ``words`` occurs as a whole identifier."""
+    source = text.source
+    size = len(source)
+    found: set[int] = set()
+    for word in words:
+        n = len(word)
+        i = source.find(word)
+        while i != -1:
+            before = source[i - 1] if i else " "
+            after = source[i + n] if i + n < size else " "
+            if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+                found.add(text.line_of(i))
+            i = source.find(word, i + n)
+    return sorted(found)
 
 
 _API_NAMES = frozenset(api.name for api in APIS.values())
 _SHARD_NAME = "shard_map"
-_GUARD_WORDS = r"has_gpu_backend|is_gpu_backend|gpu_available|default_backend|platform|pytestmark"
+_SETUP_WORDS = (
+    "import",
+    "has_gpu_backend",
+    "is_gpu_backend",
+    "gpu_available",
+    "default_backend",
+    "platform",
+    "pytestmark",
+)
 
 # ---------------------------------------------------------------- bindings
 
@@ -192,6 +212,19 @@ class _ScopeIndex:
         hit = self._cache.get(key)
         if hit is not None:
             return hit
+        # a scope's bindings are a property of its (immutable, cached) nodes alone
+        memo: dict[str, tuple[list[_Bind], bool]] | None = None
+        if not isinstance(scope, ast.Module):
+            memo = scope.__dict__.setdefault("_jaxtarget_bindings", {})
+            if name in memo:
+                return memo[name]
+        result = self._scan(scope, name)
+        self._cache[key] = result
+        if memo is not None:
+            memo[name] = result
+        return result
+
+    def _scan(self, scope: ast.AST, name: str) -> tuple[list[_Bind], bool]:
         found: list[_Bind] = []
         is_global = False
         lines = self.lines_of.get(name, [])
@@ -204,9 +237,7 @@ class _ScopeIndex:
             for gen in scope.generators:
                 if name in _target_names(gen.target):
                     found.append(_Other(gen.target.lineno))
-            result = (found, False)
-            self._cache[key] = result
-            return result
+            return found, False
         body: list[ast.stmt] = [] if isinstance(scope, ast.Lambda) else scope.body  # type: ignore[attr-defined]
         stack: list[ast.AST] = [s for s in body if _covers(s, lines)]
         while stack:
@@ -238,9 +269,7 @@ class _ScopeIndex:
             for child in ast.iter_child_nodes(node):
                 if not hasattr(child, "lineno") or _covers(child, lines):
                     stack.append(child)
-        result = (found, is_global)
-        self._cache[key] = result
-        return result
+        return found, is_global
 
     def star_imports(self) -> list[Binding]:
         out = []
@@ -471,11 +500,28 @@ def _dotted(node: ast.AST) -> tuple[str, str] | None:
     return node.id, ".".join(parts)
 
 
+_CandidateTail = tuple[ast.Name | ast.Attribute, str, str, list[ast.AST], int, int, int]
+
+
 def _collect(tree: ast.Module, lines: Sequence[int], names: frozenset[str]) -> Iterator[_Candidate]:
-    """Loads of a candidate name (terminal attribute or bare name) on the given lines."""
-    stack: list[tuple[ast.AST, list[ast.AST]]] = [
-        (s, [tree]) for s in reversed(tree.body) if _covers(s, lines)
-    ]
+    """Loads of a candidate name (terminal attribute or bare name) on the given lines.
+
+    Results are memoised on each top-level statement (its nodes are immutable and
+    cached with its chunk), keyed by the candidate names.
+    """
+    for stmt in tree.body:
+        if not _covers(stmt, lines):
+            continue
+        memo = stmt.__dict__.get("_jaxtarget_candidates")
+        if memo is None or memo[0] != names:
+            memo = (names, list(_collect_in(stmt, names)))
+            stmt.__dict__["_jaxtarget_candidates"] = memo
+        for node, root, dotted, ancestors, line, col, end in memo[1]:
+            yield _Candidate(node, root, dotted, [tree, *ancestors], line, col, end)
+
+
+def _collect_in(stmt: ast.stmt, names: frozenset[str]) -> Iterator[_CandidateTail]:
+    stack: list[tuple[ast.AST, list[ast.AST]]] = [(stmt, [])]
     while stack:
         node, ancestors = stack.pop()
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -491,21 +537,13 @@ def _collect(tree: ast.Module, lines: Sequence[int], names: frozenset[str]) -> I
             end_col = target.end_col_offset or 0
             terminal = target.attr if isinstance(target, ast.Attribute) else target.id
             if spelled is not None:
-                yield _Candidate(
-                    target,
-                    spelled[0],
-                    spelled[1],
-                    ancestors,
-                    end_line,
-                    end_col - len(terminal.encode("utf-8")),
-                    end_col,
-                )
+                start = end_col - len(terminal.encode("utf-8"))
+                yield (target, spelled[0], spelled[1], ancestors, end_line, start, end_col)
             if isinstance(target, ast.Attribute):
                 stack.append((target.value, [*ancestors, target]))
             continue
-        children = [c for c in ast.iter_child_nodes(node) if _covers(c, lines)]
         child_anc = [*ancestors, node]
-        for child in reversed(children):
+        for child in reversed(list(ast.iter_child_nodes(node))):
             stack.append((child, child_anc))
 
 
@@ -566,23 +604,32 @@ class Engine:
     def _analyse(
         self, view: SparseModule | _FullView, source: str, text: Lines, path: str | None
     ) -> tuple[list[Reference], list[Finding]]:
-        setup = _lines_matching(source, text, re.compile(rf"\bimport\b|\b(?:{_GUARD_WORDS})\b"))
+        setup = lines_with_words(text, _SETUP_WORDS)
         if isinstance(view, SparseModule):
-            setup = [ln for ln in setup if "import" in text.text(ln) or not _is_definition(view, ln)]
+            setup = [
+                ln for ln in setup if ln in view or "import" in text.text(ln) or not _is_definition(view, ln)
+            ]
         view.ensure(setup)
         aliases = _aliases(view.module(), source, text)
         names = frozenset(_API_NAMES | aliases)
-        lines = _lines_matching(source, text, _word_re(names))
+        lines = lines_with_words(text, names)
         if not lines:
             return [], []
         view.ensure(lines)
         cands = list(_collect(view.module(), lines, names))
         roots = {c.root for c in cands}
-        lines_of: dict[str, list[int]] = {
-            r: _lines_matching(source, text, re.compile(rf"\b{re.escape(r)}\b")) for r in roots
-        }
+        lines_of: dict[str, list[int]] = {r: lines_with_words(text, (r,)) for r in roots}
         if isinstance(view, SparseModule):
-            binding = [ln for r in roots for ln in lines_of[r] if _may_bind_module_name(view, ln, r)]
+            binding: list[int] = []
+            asked: set[tuple[int, str]] = set()
+            for r in roots:
+                for ln in lines_of[r]:
+                    key = (view.chunk_index(ln), r)
+                    if ln in view or key in asked:
+                        continue
+                    asked.add(key)
+                    if _may_bind_module_name(view, ln, r):
+                        binding.append(ln)
             if view.ensure(binding):
                 cands = list(_collect(view.module(), lines, names))
         if re.search(r"import\s*\*", source):
@@ -732,6 +779,9 @@ class _FullView:
     def ensure(self, lines: Iterable[int]) -> bool:
         return False
 
+    def __contains__(self, line: int) -> bool:
+        return True
+
     def module(self) -> ast.Module:
         return self.tree
 
@@ -749,13 +799,14 @@ def _may_bind_module_name(view: SparseModule, line: int, name: str) -> bool:
     A def/class statement binds only its own name, unless its body declares the
     name global; every other statement might bind anything it mentions.
     """
-    if not _is_definition(view, line):
+    first = view.chunk_first_line(line)
+    if not first.startswith(("def ", "async ", "class ", "@")):
         return True
-    chunk = view.chunk_text(line)
-    m = _DEF_RE.search(chunk)
+    m = _DEF_RE.match(first) if not first.startswith("@") else _DEF_RE.search(view.chunk_text(line))
     if m is None or m.group(1) == name:
         return True
-    return re.search(rf"\bglobal\b[^\n]*\b{re.escape(name)}\b", chunk) is not None
+    chunk = view.chunk_text(line)
+    return "global" in chunk and re.search(rf"\bglobal\b[^\n]*\b{re.escape(name)}\b", chunk) is not None
 
 
 def _might_mention(source: str) -> bool:
@@ -778,8 +829,7 @@ def _aliases(tree: ast.Module, source: str, text: Lines) -> set[str]:
     out: set[str] = set()
     if " as " not in source:
         return out
-    pattern = re.compile(r"\bimport\b")
-    lines = _lines_matching(source, text, pattern)
+    lines = lines_with_words(text, ("import",))
     stack: list[ast.AST] = [s for s in tree.body if _covers(s, lines)]
     while stack:
         node = stack.pop()
@@ -927,8 +977,7 @@ class _ShardedFunctions:
         if self._nodes is not None:
             return self._nodes
         source = self.text.source
-        words = "|".join(re.escape(n) for n in sorted(self.names))
-        self.view.ensure(_lines_matching(source, self.text, re.compile(rf"\b(?:{words})\b")))
+        self.view.ensure(lines_with_words(self.text, self.names))
         nodes: set[int] = set()
         passed: set[str] = set()
         roots: list[ast.AST] = []

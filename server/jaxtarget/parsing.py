@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import ast
 import bisect
+import itertools
 import re
 from collections.abc import Iterable
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+#: characters str.splitlines splits on but Python's tokenizer does not
+_ODD_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 #: Lines that may start a top-level statement (column 0, not a comment,
 #: closing bracket or the continuation of a compound statement).
@@ -26,7 +29,13 @@ class Lines:
 
     def __init__(self, source: str) -> None:
         self.source = source
-        self.starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
+        if _ODD_BREAKS.search(source) is None:
+            lengths = map(len, source.splitlines(keepends=True))
+            self.starts = [0, *itertools.accumulate(lengths)]
+            if self.starts[-1] == len(source) and source and source[-1] not in "\r\n":
+                self.starts.pop()  # the last line has no line break
+        else:
+            self.starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
 
     def line_of(self, offset: int) -> int:
         return bisect.bisect_right(self.starts, offset)
@@ -108,6 +117,13 @@ class SparseModule:
         self.starts = starts
         self.n_lines = len(text.starts)
         self._module: ast.Module | None = None
+
+    def __contains__(self, line: int) -> bool:
+        """Whether the chunk holding ``line`` is parsed."""
+        return self._chunk_of(line) in self.parsed
+
+    def chunk_index(self, line: int) -> int:
+        return self._chunk_of(line)
 
     def _chunk_of(self, line: int) -> int:
         return bisect.bisect_right(self.starts, line) - 1
