@@ -13,7 +13,15 @@ from .catalog import RULES, rule_for_name
 from .config import cli_layer, problems_text
 from .files import SourceError, discover, read_source
 from .fixes import preferred_fix
-from .formats import FORMATS, RENDERERS, FileResult, render_rule, render_rules_text, rules_json
+from .formats import (
+    FORMATS,
+    RENDERERS,
+    FileResult,
+    render_rule,
+    render_rules_markdown,
+    render_rules_text,
+    rules_json,
+)
 from .project import Engines, interpreter_of, settings_for
 from .resolution import InterpreterError
 from .targets import TargetError
@@ -42,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--python", help="interpreter whose JAX is analysed (default: active venv)")
 
     r = sub.add_parser("rules", help="list the rule catalog")
-    r.add_argument("--format", choices=("text", "json"), default="text")
+    r.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     one = sub.add_parser("rule", help="show one rule's documentation")
     one.add_argument("code")
 
@@ -63,7 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "check":
             return _check(args)
         if args.command == "rules":
-            sys.stdout.write(rules_json() if args.format == "json" else render_rules_text())
+            render = {"json": rules_json, "markdown": render_rules_markdown, "text": render_rules_text}
+            sys.stdout.write(render[args.format]())
             return 0
         if args.command == "rule":
             rule = rule_for_name(args.code)
