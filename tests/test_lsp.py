@@ -294,3 +294,17 @@ async def test_multi_root_folders_have_their_own_config(multi: LanguageClient, t
         db = await wait_for_version(client, ub, 1)
     assert [d.severity for d in da] == [types.DiagnosticSeverity.Warning] * 2
     assert list(db) == []
+
+
+async def test_pyproject_change_refreshes(client: LanguageClient, workspace: Path) -> None:
+    uri = (workspace / "proj.py").as_uri()
+    open_doc(client, uri, PAIR)
+    assert len(await wait_for_version(client, uri, 1)) == 2
+    pyproject = workspace / "pyproject.toml"
+    pyproject.write_text('[tool.jaxtarget]\ntargets = ["rocm"]\n')
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=pyproject.as_uri(), type=types.FileChangeType.Changed)]
+        )
+    )
+    assert await wait_for_version(client, uri, 1) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import stat
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient, client_capabilities
 
 from jaxtarget.probe import ProbeError, run_probe
@@ -131,3 +133,52 @@ async def test_probe_command_failure_is_reported(client: LanguageClient, tmp_pat
     )
     assert result["ok"] is False and result["error"]["kind"] == "interpreter-missing"
     assert any(m.type == types.MessageType.Error for m in client.messages)
+
+
+async def test_cancelling_the_probe_kills_the_child(client: LanguageClient, tmp_path: Path) -> None:
+    marker = tmp_path / "child.pid"
+    python = _script(tmp_path, "slow", f"echo $$ > {marker}\nsleep 300\n")
+    request = asyncio.ensure_future(
+        client.protocol.send_request_async(
+            types.WORKSPACE_EXECUTE_COMMAND,
+            types.ExecuteCommandParams(command="jaxtarget.probeBackend", arguments=[{"python": python}]),
+            msg_id="probe-to-cancel",
+        )
+    )
+    for _ in range(100):
+        if marker.exists() and marker.read_text().strip():
+            break
+        await asyncio.sleep(0.05)
+    pid = int(marker.read_text())
+    client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="probe-to-cancel"))
+    with pytest.raises(JsonRpcException):
+        await request  # answered "request cancelled"
+    for _ in range(100):
+        status = Path(f"/proc/{pid}/status")
+        if not status.exists() or "\nState:\tZ" in status.read_text():
+            break
+        await asyncio.sleep(0.05)
+    else:
+        pytest.fail("the probe child outlived the cancelled request")
+
+
+async def test_hover_shows_the_last_probe(client: LanguageClient, tmp_path: Path) -> None:
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="jaxtarget.probeBackend", arguments=[{"python": sys.executable}])
+    )
+    uri = (tmp_path / "h.py").as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri, "python", 1, "from jax import lax\ny = lax.psend(x, 'i', p)\n")
+        )
+    )
+    hover = None
+    for _ in range(100):
+        hover = await client.text_document_hover_async(
+            types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(1, 9))
+        )
+        if hover is not None:
+            break
+        await asyncio.sleep(0.05)
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    assert f"**Last probe:** {result['summary']}" in hover.contents.value

@@ -46,7 +46,10 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file", language: "python" }],
     outputChannel: output,
-    initializationOptions: settings,
+    initializationOptions: {
+      ...settings,
+      logLevel: vscode.workspace.getConfiguration("jaxtarget").get<string>("logLevel", "info"),
+    },
     synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher("**/pyproject.toml") },
     middleware: {
       workspace: {
@@ -116,7 +119,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
-      if (e.affectsConfiguration("jaxtarget.interpreter")) {
+      if (e.affectsConfiguration("jaxtarget.interpreter") || e.affectsConfiguration("jaxtarget.logLevel")) {
         await restart(context);
       } else if (e.affectsConfiguration("jaxtarget")) {
         updateStatus();

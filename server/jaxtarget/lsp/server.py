@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 import uuid
@@ -13,6 +14,7 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
@@ -44,9 +46,33 @@ class _Checked:
     path: str | None
 
 
+#: The JSON-RPC id of the request being handled (commands run in tasks of their own).
+_REQUEST_ID: contextvars.ContextVar[object] = contextvars.ContextVar("jaxtarget_request_id", default=None)
+
+
+class _Protocol(LanguageServerProtocol):
+    """Makes `$/cancelRequest` reach command handlers, which pygls runs as separate tasks."""
+
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        token = _REQUEST_ID.set(msg_id)
+        try:
+            super()._handle_request(msg_id, method_name, params)
+        finally:
+            _REQUEST_ID.reset(token)
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        server = self._server
+        if isinstance(server, JaxTargetServer):
+            task = server.cancellable.pop(msg_id, None)
+            if task is not None:
+                task.cancel()
+        super()._handle_cancel_notification(msg_id)
+
+
 class JaxTargetServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("jaxtarget", __version__)
+        super().__init__("jaxtarget", __version__, protocol_cls=_Protocol)
+        self.cancellable: dict[object, asyncio.Task[Any]] = {}
         self.engines = Engines()
         self.init_layer = Layer()
         self.folder_layers: dict[str, Layer] = {}
@@ -55,15 +81,17 @@ class JaxTargetServer(LanguageServer):
         self.last_change: dict[str, float] = {}
         self.probes: dict[str, tuple[float, ProbeResult]] = {}
         self.chunk_caches: dict[str, ChunkCache] = {}
+        self.log_threshold = types.MessageType.Info
         self.warned: set[str] = set()
         # jedi is not thread-safe: one worker thread does all analysis
         self.analysis_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jaxtarget-analysis")
 
     # ------------------------------------------------------------ logging and messages
 
-    def log(self, message: str, level: types.MessageType = types.MessageType.Log) -> None:
+    def log(self, message: str, level: types.MessageType = types.MessageType.Info) -> None:
         log.info(message)
-        self.window_log_message(types.LogMessageParams(type=level, message=message))
+        if level.value <= self.log_threshold.value:
+            self.window_log_message(types.LogMessageParams(type=level, message=message))
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         self.log(
@@ -165,6 +193,10 @@ class JaxTargetServer(LanguageServer):
             return  # stale: a newer version is on its way
         self.checked[uri] = checked
         self.publish(uri, doc, checked)
+        self.log(
+            f"checked {uri} v{checked.version}: {len(checked.analysis.findings)} findings",
+            types.MessageType.Log,
+        )
 
     def publish(self, uri: str, doc: TextDocument, checked: _Checked) -> None:
         diagnostics = self.diagnostics_of(doc, checked)
@@ -221,6 +253,13 @@ class JaxTargetServer(LanguageServer):
 
 SERVER = JaxTargetServer()
 
+_LOG_LEVELS = {
+    "error": types.MessageType.Error,
+    "warning": types.MessageType.Warning,
+    "info": types.MessageType.Info,
+    "debug": types.MessageType.Log,
+}
+
 
 # ================================================================ lifecycle
 
@@ -232,6 +271,8 @@ def initialize(ls: JaxTargetServer, params: types.InitializeParams) -> None:
         options = options["jaxtarget"]
     layer, problems = parse_editor_settings(options, "initializationOptions")
     ls.init_layer = layer
+    level = options.get("logLevel") if isinstance(options, dict) else None
+    ls.log_threshold = _LOG_LEVELS.get(level if isinstance(level, str) else "info", types.MessageType.Info)
     ls._init_problems = problems  # type: ignore[attr-defined]
 
 
@@ -490,6 +531,10 @@ async def probe_backend(ls: JaxTargetServer, *args: Any) -> dict[str, Any]:
                 title="JAX Target: probing backends", message=python, cancellable=False
             ),
         )
+    request_id = _REQUEST_ID.get()
+    task = asyncio.current_task()
+    if request_id is not None and task is not None:
+        ls.cancellable[request_id] = task
     try:
         result = await run_probe_async(python, timeout=settings.probe.timeout_seconds)
     except ProbeError as exc:
@@ -498,6 +543,7 @@ async def probe_backend(ls: JaxTargetServer, *args: Any) -> dict[str, Any]:
         ls.log(message, types.MessageType.Error)
         return {"ok": False, "python": python, "error": {"kind": exc.kind, "message": str(exc)}}
     finally:
+        ls.cancellable.pop(request_id, None)
         if progress:
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
     summary = verdict_line(result)
