@@ -25,5 +25,7 @@ echo "== mypy --strict"
 echo "== client"
 npm ci --no-audit --no-fund --loglevel=error
 npm test
+echo "== VS Code end-to-end tools"
+bash client/e2e/setup.sh
 echo "== pytest"
 .venv/bin/python -m pytest "$@"

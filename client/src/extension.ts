@@ -7,6 +7,7 @@ import {
   LanguageClientOptions,
   ServerOptions,
   State,
+  vsdiag,
 } from "vscode-languageclient/node";
 import { chooseInterpreter, explicitSettings, serverCommand, statusText } from "./settings";
 
@@ -52,6 +53,9 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
     },
     synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher("**/pyproject.toml") },
     middleware: {
+      // The server pushes versioned diagnostics to every client; answering VS Code's
+      // pulls as well would show each finding twice.
+      provideDiagnostics: () => ({ kind: vsdiag.DocumentDiagnosticReportKind.full, items: [] }),
       workspace: {
         configuration: (params) =>
           params.items.map((item) => {
@@ -90,18 +94,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   output = vscode.window.createOutputChannel("JAX Target", { log: true });
   status = vscode.languages.createLanguageStatusItem("jaxtarget.status", { language: "python" });
   status.name = "JAX Target";
-  status.command = { title: "Probe backend", command: "jaxtarget.probeBackend" };
+  status.command = { title: "Probe backend", command: "jaxtarget.probe" };
   context.subscriptions.push(output, status);
 
   context.subscriptions.push(
     vscode.commands.registerCommand("jaxtarget.restart", () => restart(context)),
     vscode.commands.registerCommand("jaxtarget.showOutput", () => output.show()),
-    vscode.commands.registerCommand("jaxtarget.showConfiguration", async () => {
+    // jaxtarget.probeBackend and jaxtarget.showConfiguration are the server's commands,
+    // which the language client registers itself; these wrap them for the palette.
+    vscode.commands.registerCommand("jaxtarget.showEffectiveConfiguration", async () => {
       const result = await client?.sendRequest("workspace/executeCommand", { command: "jaxtarget.showConfiguration" });
       const doc = await vscode.workspace.openTextDocument({ language: "json", content: JSON.stringify(result, null, 2) });
       await vscode.window.showTextDocument(doc);
     }),
-    vscode.commands.registerCommand("jaxtarget.probeBackend", async () => {
+    vscode.commands.registerCommand("jaxtarget.probe", async () => {
       if (!vscode.workspace.isTrusted) {
         void vscode.window.showWarningMessage(
           "JAX Target: the backend probe runs your interpreter and is disabled in an untrusted workspace.",

@@ -187,8 +187,11 @@ def _module_edits(source: str, tree: ast.Module, need: Sequence[str]) -> list[Ed
             f'{unit}"""True when JAX runs on a GPU backend (cuda or rocm)."""{nl}'
             f'{unit}return jax.default_backend() in ("gpu", "cuda", "rocm"){nl}'
         )
-        if at < len(lines.starts) and lines.text(at + 1).strip():
-            pieces.append(nl + nl)
+        # two blank lines after the helper, counting those already there
+        blank = 0
+        while at + 1 + blank < len(lines.starts) and blank < 2 and not lines.text(at + 1 + blank).strip():
+            blank += 1
+        pieces.append(nl * (2 - blank))
     if not pieces:
         return []
     text = "".join(pieces)
