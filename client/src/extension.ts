@@ -37,6 +37,13 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
   const folder = vscode.workspace.workspaceFolders?.[0];
   const trusted = vscode.workspace.isTrusted;
   const settings = explicitSettings(inspector(folder), trusted);
+  const asked = vscode.workspace.getConfiguration("jaxtarget", folder).inspect<string[]>("interpreter");
+  if (!trusted && (asked?.workspaceValue?.length || asked?.workspaceFolderValue?.length)) {
+    void vscode.window.showInformationMessage(
+      "JAX Target: this workspace's jaxtarget.interpreter is ignored until you trust the folder, " +
+        "because the server and the probe would run that program.",
+    );
+  }
   const interpreterSetting = settings.interpreter as string[] | undefined;
   const choice = chooseInterpreter(interpreterSetting, await pythonFromExtension(folder?.uri), "python3");
   const python = choice.python ?? "python3";
