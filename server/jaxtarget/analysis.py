@@ -134,7 +134,6 @@ def lines_with_words(text: Lines, words: Iterable[str]) -> list[int]:
 
 
 _API_NAMES = frozenset(api.name for api in APIS.values())
-_SHARD_NAME = "shard_map"
 _SETUP_WORDS = (
     "import",
     "has_gpu_backend",

@@ -241,8 +241,7 @@ def _match(names: Sequence[jedi.api.classes.Name], defs: dict[str, str]) -> str 
 
 Resolver = JediResolver | StaticResolver
 
-_RESOLVERS: dict[str, Resolver] = {}
-_RESOLVERS_LOCK = threading.Lock()
+_ENVIRONMENTS_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -281,7 +280,7 @@ _ENVIRONMENTS: dict[str, Environment] = {}
 def load_environment(python: str | None) -> Environment:
     """Create (once per interpreter) the jedi environment and resolver."""
     exe = _executable(python)
-    with _RESOLVERS_LOCK:
+    with _ENVIRONMENTS_LOCK:
         cached = _ENVIRONMENTS.get(exe)
         if cached is not None:
             return cached

@@ -7,6 +7,7 @@ import contextvars
 import logging
 import time
 import uuid
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,13 +17,13 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
-from pygls.workspace import TextDocument
+from pygls.workspace import PositionCodec, TextDocument
 
 from .. import __version__
-from ..analysis import Analysis, Engine
-from ..config import Layer, Problem, parse_editor_settings, resolve
+from ..analysis import Analysis, Engine, Finding
+from ..config import Layer, Problem, Settings, parse_editor_settings, resolve
 from ..config import load_project as _load_project
-from ..fixes import apply_edits, fix_all, fixes_for
+from ..fixes import fix_all, fixes_for
 from ..parsing import ChunkCache
 from ..probe import ProbeError, ProbeResult, run_probe_async, verdict_line
 from ..project import Engines, interpreter_of
@@ -82,6 +83,7 @@ class JaxTargetServer(LanguageServer):
         self.probes: dict[str, tuple[float, ProbeResult]] = {}
         self.chunk_caches: dict[str, ChunkCache] = {}
         self.log_threshold = types.MessageType.Info
+        self.init_problems: list[Problem] = []
         self.warned: set[str] = set()
         # jedi is not thread-safe: one worker thread does all analysis
         self.analysis_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jaxtarget-analysis")
@@ -121,7 +123,7 @@ class JaxTargetServer(LanguageServer):
                 best = folder
         return best
 
-    def settings_for(self, uri: str) -> Any:
+    def settings_for(self, uri: str) -> Settings:
         folder = self.folder_of(uri)
         path = to_fs_path(uri)
         stop = Path(to_fs_path(folder) or "") if folder else None
@@ -273,12 +275,12 @@ def initialize(ls: JaxTargetServer, params: types.InitializeParams) -> None:
     ls.init_layer = layer
     level = options.get("logLevel") if isinstance(options, dict) else None
     ls.log_threshold = _LOG_LEVELS.get(level if isinstance(level, str) else "info", types.MessageType.Info)
-    ls._init_problems = problems  # type: ignore[attr-defined]
+    ls.init_problems = problems
 
 
 @SERVER.feature(types.INITIALIZED)
 async def initialized(ls: JaxTargetServer, params: types.InitializedParams) -> None:
-    ls.warn_problems(getattr(ls, "_init_problems", []))
+    ls.warn_problems(ls.init_problems)
     await ls.fetch_configuration()
     ls.refresh_all()
     asyncio.get_running_loop().create_task(_environment_probe(ls))
@@ -390,7 +392,9 @@ async def hover(ls: JaxTargetServer, params: types.HoverParams) -> types.Hover |
 # ================================================================ code actions
 
 
-def _finding_for(checked: _Checked, codec: Any, lines: Any, diag: types.Diagnostic) -> Any:
+def _finding_for(
+    checked: _Checked, codec: PositionCodec, lines: Sequence[str], diag: types.Diagnostic
+) -> Finding | None:
     for f in checked.analysis.findings:
         if f.code == diag.code and convert.to_range(codec, lines, f.span).start == diag.range.start:
             return f
@@ -558,4 +562,4 @@ def serve() -> None:
     SERVER.start_io()
 
 
-__all__ = ["SERVER", "JaxTargetServer", "apply_edits", "serve"]
+__all__ = ["SERVER", "JaxTargetServer", "serve"]
