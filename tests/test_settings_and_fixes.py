@@ -132,3 +132,23 @@ def test_guard_fixes_keep_code_valid_and_idempotent(check: CheckFn, case: tuple[
     ast.parse(fixed)
     assert [f for f in check(fixed).findings if f.code == "JT001"] == []
     assert fix_all(fixed, check, "m.py", None) == fixed
+
+
+def test_no_guard_for_a_statement_sharing_its_line(check: CheckFn) -> None:
+    source = 'from jax import lax\na = 1; token = lax.psend(x, "i", p)\n'
+    finding = next(f for f in check(source).findings if f.code == "JT001")
+    kinds = [fx.kind for fx in fixes_for(check(source), finding, "m.py", None)]
+    assert "guard" not in kinds and "suppress" in kinds
+
+
+def test_guard_keeps_decorators_with_their_function(check: CheckFn) -> None:
+    source = (
+        "import jax\nfrom jax import lax\n"
+        "if True:\n    @jax.jit\n    def f(x):\n        return lax.psend(x, 'i', p)\n"
+    )
+    analysis = check(source)
+    finding = next(f for f in analysis.findings if f.code == "JT001")
+    fix = next(fx for fx in fixes_for(analysis, finding, "m.py", None) if fx.kind == "guard")
+    new = apply_edits(source, fix.edits)
+    ast.parse(new)
+    assert "        if has_gpu_backend():\n            return lax.psend" in new

@@ -106,15 +106,17 @@ def _stmt_start(node: ast.stmt) -> int:
     return min([node.lineno, *(d.lineno for d in decorators)])
 
 
-def _whole_lines(lines: Lines, first: int, last_stmt: ast.stmt) -> bool:
-    """The statements start their first line and end their last line."""
-    head = lines.text(first)
-    start_stmt_col = len(head) - len(head.lstrip(" \t"))
+def _whole_lines(lines: Lines, first_stmt: ast.stmt, last_stmt: ast.stmt) -> bool:
+    """The statements own their lines: nothing else before the first or after the last."""
+    decorators: list[ast.expr] = getattr(first_stmt, "decorator_list", None) or []
+    start = min(
+        [(first_stmt.lineno, first_stmt.col_offset), *((d.lineno, d.col_offset - 1) for d in decorators)]
+    )
+    head = lines.text(start[0]).encode("utf-8")
+    indent = len(head) - len(head.lstrip(b" \t"))
     end_line = last_stmt.end_lineno or last_stmt.lineno
     tail = lines.text(end_line).encode("utf-8")[last_stmt.end_col_offset or 0 :].decode("utf-8", "replace")
-    return start_stmt_col == len(head) - len(head.lstrip()) and (
-        not tail.strip() or tail.strip().startswith("#")
-    )
+    return start[1] == indent and (not tail.strip() or tail.strip().startswith("#"))
 
 
 def _block_of(ref: Reference) -> list[ast.stmt] | None:
@@ -298,7 +300,7 @@ def guard_fix(
     lines = Lines(source)
     first = _stmt_start(first_stmt)
     last = last_stmt.end_lineno or last_stmt.lineno
-    if not _whole_lines(lines, first, last_stmt):
+    if not _whole_lines(lines, first_stmt, last_stmt):
         return None
     head = lines.text(first)
     indent = head[: len(head) - len(head.lstrip(" \t"))]
