@@ -182,3 +182,64 @@ async def test_hover_shows_the_last_probe(client: LanguageClient, tmp_path: Path
         await asyncio.sleep(0.05)
     assert hover is not None and isinstance(hover.contents, types.MarkupContent)
     assert f"**Last probe:** {result['summary']}" in hover.contents.value
+
+
+def _gpu_looking_python(tmp_path: Path) -> str:
+    """A real interpreter for jedi, whose probe answers as a CUDA machine would."""
+    fake = json.dumps(
+        {
+            "schema": 1,
+            "python": {"executable": "x", "version": "3"},
+            "jax": "0.10.2",
+            "default_backend": "gpu",
+            "platform": "cuda",
+            "devices": ["cuda:0"],
+            "plugins": [],
+        }
+    )
+    return _script(
+        tmp_path,
+        "gpu-python",
+        f'if [ "$1" = "-E" ]; then cat >/dev/null; echo \'{fake}\'; exit 0; fi\nexec {sys.executable} "$@"\n',
+    )
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def auto_client(lsp_client: LanguageClient, tmp_path: Path):
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("neovim"),
+            root_uri=tmp_path.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(tmp_path.as_uri(), "w")],
+            initialization_options={
+                "targetBackends": ["auto"],
+                "interpreter": [_gpu_looking_python(tmp_path)],
+            },
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_auto_targets_follow_the_probed_backend(auto_client: LanguageClient, tmp_path: Path) -> None:
+    client = auto_client
+    uri = (tmp_path / "auto.py").as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri, "python", 1, "from jax import lax\ny = lax.psend(x, 'i', p)\n")
+        )
+    )
+
+    # before the environment probe answers, auto means cpu; afterwards it is the probed cuda
+    async def cleared() -> None:
+        while True:
+            params = await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+            if params.uri == uri and not [d for d in params.diagnostics if d.code == "JT001"]:
+                return
+
+    await asyncio.wait_for(cleared(), 60)
+    config = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="jaxtarget.showConfiguration")
+    )
+    (folder,) = config.values()
+    assert folder["effectiveTargets"] == ["cuda"]

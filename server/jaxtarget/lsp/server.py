@@ -250,7 +250,9 @@ class JaxTargetServer(LanguageServer):
         backend = result.default_backend
         if backend and self.engines.backends.get(python) != backend:
             self.engines.backends[python] = backend
-            self.refresh_all()
+            # only documents whose targets include `auto` can change
+            if any("auto" in self.settings_for(uri).target_backends for uri in self.workspace.text_documents):
+                self.refresh_all()
 
 
 SERVER = JaxTargetServer()
