@@ -204,6 +204,7 @@ class _ScopeIndex:
         self.tree = tree
         self.lines_of = lines_of
         self._cache: dict[tuple[int, str], tuple[list[_Bind], bool]] = {}
+        self._stars: list[Binding] | None = None
 
     def bindings(self, scope: ast.AST, name: str) -> tuple[list[_Bind], bool]:
         """Bindings of ``name`` directly in ``scope``, and whether it is declared global."""
@@ -271,11 +272,13 @@ class _ScopeIndex:
         return found, is_global
 
     def star_imports(self) -> list[Binding]:
-        out = []
-        for node in ast.walk(self.tree) if self.lines_of.get("*") else ():
-            if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
-                out.append(Binding("star", node.module or "", None, None, node.level))
-        return out
+        if self._stars is None:
+            self._stars = [
+                Binding("star", node.module or "", None, None, node.level)
+                for node in (ast.walk(self.tree) if self.lines_of.get("*") else ())
+                if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
+            ]
+        return self._stars
 
 
 def _covers(node: ast.AST, lines: Sequence[int]) -> bool:

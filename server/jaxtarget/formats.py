@@ -10,7 +10,7 @@ from typing import Any
 
 from . import __version__
 from .analysis import Finding
-from .catalog import RULES, RULES_BY_CODE, Rule
+from .catalog import RULES, RULES_BY_CODE, Api, Rule
 from .fixes import Fix
 from .parsing import Lines
 
@@ -251,25 +251,24 @@ def render_rules_text() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _api_support(api: Api, verb: str = "") -> str:
+    """`jax.lax.psend`: lowers on GPU (cuda, rocm) (rocm from 0.8.2)"""
+    condition = f" {api.condition.text}" if api.condition else ""
+    since = "".join(f" ({low.platform} from {low.since})" for low in api.lowers_on if low.since)
+    return f"`{api.qualname}`{condition}: {verb}{api.lowers_text(None)}{since}"
+
+
 def render_rules_markdown() -> str:
     """The README's rule table, generated from the catalog."""
     rows = ["| code | name | severity | APIs (lowers on) |", "|---|---|---|---|"]
     for rule in RULES:
-        apis = "<br>".join(
-            f"`{a.qualname}`{(' ' + a.condition.text) if a.condition else ''}: {a.lowers_text(None)}"
-            + "".join(f" (rocm from {low.since})" for low in a.lowers_on if low.since)
-            for a in rule.apis
-        )
+        apis = "<br>".join(_api_support(a) for a in rule.apis)
         rows.append(f"| {rule.code} | {rule.name} | {rule.severity} | {apis} |")
     return "\n".join(rows) + "\n"
 
 
 def render_rule(rule: Rule) -> str:
-    apis = "\n".join(
-        f"- `{a.qualname}`{(' ' + a.condition.text) if a.condition else ''}: lowers on "
-        f"{a.lowers_text(None)}" + "".join(f" (rocm from {low.since})" for low in a.lowers_on if low.since)
-        for a in rule.apis
-    )
+    apis = "\n".join(f"- {_api_support(a, 'lowers on ')}" for a in rule.apis)
     fixes = ", ".join(rule.fixes)
     return (
         f"## {rule.code} {rule.name}\n\n"
