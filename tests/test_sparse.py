@@ -52,6 +52,17 @@ def corpus() -> dict[str, str]:
     )
     out["backslash"] = "from jax import lax\nx = 1 + \\\n2\ny = lax.psend(x, 'i', p)\n"
     out["syntax-error"] = HEADER + f"y = {CALL}\ndef broken(:\n"
+    out["string-hides-rebinding"] = (
+        "if has_gpu_backend():\n    y = lax.psend(x, 'i', p)\nelse:\n    y = 0\n"
+        "s = '''\nlax = 3\n'''\nfrom jax import lax\n"
+    )
+    out["docstring-with-code-at-column-0"] = (
+        '"""Example:\n\nfrom jax import lax\nlax.psend(x, "i", p)\n"""\nimport jax\n'
+    )
+    out["arguments-at-column-0"] = (
+        "from jax import lax\nif has_gpu_backend():\n    y = foo(\nlax.psend(x, 'i', p),\n)\n"
+    )
+    out["comment-with-quote"] = "from jax import lax\n# don't\ny = lax.psend(x, 'i', p)  # it's\n"
     out["module-early-exit"] = (
         HEADER + "if not has_gpu_backend():\n    raise ImportError\n" + "x = 1\n" * 10 + f"y = {CALL}\n"
     )

@@ -84,6 +84,74 @@ def parse_recovering(source: str) -> tuple[ast.Module | None, str | None, int | 
 
 ChunkCache = dict[tuple[int, str], list[ast.stmt]]
 
+#: Comments and string literals, whole (triple-quoted ones across lines).
+_STRING_OR_COMMENT = re.compile(
+    r"#[^\r\n]*"
+    r'|"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""'
+    r"|'\'\'(?:[^'\\]|\\[\s\S]|'(?!''))*'\'\'"
+    r'|"(?:[^"\\\r\n]|\\(?:\r\n|[\s\S]))*"'
+    r"|'(?:[^'\\\r\n]|\\(?:\r\n|[\s\S]))*'"
+)
+_OPEN = "([{"
+_CLOSE = ")]}"
+
+
+def code_only(source: str) -> str:
+    """The source with comments and string literals removed, line breaks kept.
+
+    Line numbers stay the same, so a line that starts inside a multi-line string
+    becomes empty and bracket counts are not fooled by brackets in strings.
+    """
+    pieces: list[str] = []
+    prev = 0
+    for m in _STRING_OR_COMMENT.finditer(source):
+        start, end = m.span()
+        pieces.append(source[prev:start])
+        breaks = source.count("\n", start, end)
+        if breaks:
+            pieces.append("\n" * breaks)
+        prev = end
+    pieces.append(source[prev:])
+    return "".join(pieces)
+
+
+def _statement_starts(text: Lines) -> list[int]:
+    """Lines that start a top-level statement, read from the code outside strings.
+
+    A column-0 line counts unless it is inside a string, inside brackets, after a
+    backslash continuation, a compound statement's continuation (else, except, ...)
+    or the definition line of a decorated function or class.
+    """
+    code = code_only(text.source)
+    lines = Lines(code)
+    candidates: list[int] = []
+    decorated = False
+    for m in _CHUNK_START.finditer(code):
+        at = m.start()
+        # a decorated definition is one statement: keep its decorators with it
+        if decorated:
+            if code.startswith("@", at):
+                continue
+            if code.startswith(("def ", "async ", "class "), at):
+                decorated = False
+                continue
+        decorated = code.startswith("@", at)
+        line = lines.line_of(at)
+        if not candidates or line != candidates[-1]:
+            candidates.append(line)
+    starts: list[int] = []
+    depth = 0
+    previous = 0
+    for line in candidates:
+        offset = lines.offset(line)
+        between = code[previous:offset]
+        depth += sum(between.count(c) for c in _OPEN) - sum(between.count(c) for c in _CLOSE)
+        depth = max(depth, 0)
+        previous = offset
+        if depth == 0 and not between.rstrip().endswith("\\"):
+            starts.append(line)
+    return starts
+
 
 class SparseModule:
     """A module of which only the requested top-level statements are parsed."""
@@ -96,22 +164,7 @@ class SparseModule:
         self.failed = False
         #: True when a merge re-parsed a chunk already handed out (its nodes are stale)
         self.replaced = False
-        source = text.source
-        starts: list[int] = []
-        decorated = False
-        for m in _CHUNK_START.finditer(source):
-            at = m.start()
-            # a decorated definition is one statement: keep its decorators with it
-            if decorated:
-                if source.startswith("@", at):
-                    continue
-                if source.startswith(("def ", "async ", "class "), at):
-                    decorated = False
-                    continue
-            decorated = source.startswith("@", at)
-            line = text.line_of(at)
-            if not starts or line != starts[-1]:
-                starts.append(line)
+        starts = _statement_starts(text)
         if not starts or starts[0] != 1:
             starts.insert(0, 1)
         self.starts = starts
