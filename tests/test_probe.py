@@ -100,15 +100,22 @@ def test_broken_children(tmp_path: Path, body: str, kind: str) -> None:
     assert err.value.kind == kind
 
 
-@pytest_lsp.fixture(config=SERVER)
-async def client(lsp_client: LanguageClient, tmp_path: Path):
-    await lsp_client.initialize_session(
+async def _initialize(
+    client: LanguageClient, root: Path, profile: str, options: dict[str, object] | None = None
+) -> None:
+    await client.initialize_session(
         types.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
-            root_uri=tmp_path.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(tmp_path.as_uri(), "w")],
+            capabilities=client_capabilities(profile),
+            root_uri=root.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(root.as_uri(), "w")],
+            initialization_options=options,
         )
     )
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def client(lsp_client: LanguageClient, tmp_path: Path):
+    await _initialize(lsp_client, tmp_path, "visual-studio-code")
     yield
     await lsp_client.shutdown_session()
 
@@ -206,17 +213,8 @@ def _gpu_looking_python(tmp_path: Path) -> str:
 
 @pytest_lsp.fixture(config=SERVER)
 async def auto_client(lsp_client: LanguageClient, tmp_path: Path):
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=client_capabilities("neovim"),
-            root_uri=tmp_path.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(tmp_path.as_uri(), "w")],
-            initialization_options={
-                "targetBackends": ["auto"],
-                "interpreter": [_gpu_looking_python(tmp_path)],
-            },
-        )
-    )
+    options = {"targetBackends": ["auto"], "interpreter": [_gpu_looking_python(tmp_path)]}
+    await _initialize(lsp_client, tmp_path, "neovim", options)
     yield
     await lsp_client.shutdown_session()
 

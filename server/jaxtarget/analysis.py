@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import ast
 import bisect
-import io
 import itertools
 import re
-import tokenize
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import cast
@@ -28,7 +26,7 @@ from typing import cast
 from . import catalog
 from .catalog import APIS, RULES_BY_CODE, SHARD_MAP_NAMES, Api, Severity
 from .config import Settings
-from .parsing import ChunkCache, Lines, SparseModule, parse_recovering
+from .parsing import ChunkCache, Lines, SparseModule, TokenFacts, parse_recovering
 from .resolution import Binding, Environment, JediResolver, Query
 from .targets import GPU_PLATFORMS, PLATFORMS, expand_targets, ordered
 
@@ -1050,22 +1048,11 @@ def suppressed_codes(comment: str) -> set[str] | None:
     return found
 
 
-def _comments_by_line(source: str) -> dict[int, str]:
-    comments: dict[int, str] = {}
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            if tok.type == tokenize.COMMENT:
-                comments[tok.start[0]] = tok.string
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        pass
-    return comments
-
-
 def _suppress(findings: list[Finding], text: Lines) -> list[Finding]:
     marked = [f for f in findings if re.search(r"noqa|jaxtarget", text.text(f.span.line), re.I)]
     if not marked:
         return findings
-    comments = _comments_by_line(text.source)
+    comments = {line: comment for line, (_, comment) in TokenFacts(text.source).comments.items()}
     kept = []
     for f in findings:
         comment = comments.get(f.span.line)

@@ -19,7 +19,7 @@ from typing import Literal
 
 from .analysis import Analysis, Finding, Reference
 from .catalog import APIS, Api, FixKind
-from .parsing import Lines
+from .parsing import Lines, TokenFacts
 from .targets import GPU_PLATFORMS, PLATFORMS
 
 HELPER_NAME = "has_gpu_backend"
@@ -87,18 +87,6 @@ def _indent_unit(source: str, near: str) -> str:
     except (tokenize.TokenError, SyntaxError):
         pass
     return "    "
-
-
-def _string_interior_lines(source: str) -> set[int]:
-    """Lines that begin inside a multi-line string token (their text is data)."""
-    inside: set[int] = set()
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            if tok.type == tokenize.STRING or getattr(tokenize, "FSTRING_MIDDLE", -1) == tok.type:
-                inside.update(range(tok.start[0] + 1, tok.end[0] + 1))
-    except (tokenize.TokenError, SyntaxError):
-        pass
-    return inside
 
 
 def _stmt_start(node: ast.stmt) -> int:
@@ -307,7 +295,7 @@ def guard_fix(
     unit = _indent_unit(source, indent)
     nl = _newline(source)
     condition, need = _guard_condition(api, version)
-    interior = _string_interior_lines(source) if '"""' in source or "'''" in source else set()
+    interior = TokenFacts(source).string_interior if '"""' in source or "'''" in source else set()
     body = _reindent(lines, first, last, unit, interior)
     if ppermute:
         fallback = _ppermute_fallback(source, ref, partner, indent + unit, nl)
@@ -412,16 +400,10 @@ def suppress_fix(analysis: Analysis, finding: Finding) -> Fix | None:
     text = lines.text(line)
     if text.rstrip().endswith("\\"):
         return None
-    if line + 1 in _string_interior_lines(source):
+    facts = TokenFacts(source)
+    if line + 1 in facts.string_interior:
         return None  # the line ends inside a multi-line string: no comment can go there
-    comments = {}
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            if tok.type == tokenize.COMMENT and tok.start[0] == line:
-                comments[line] = (tok.start[1], tok.string)
-    except (tokenize.TokenError, SyntaxError):
-        pass
-    existing = comments.get(line)
+    existing = facts.comments.get(line)
     title = f"Suppress {finding.code} on this line"
     if existing is not None:
         col, comment = existing

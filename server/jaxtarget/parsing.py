@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import ast
 import bisect
+import io
 import itertools
 import re
+import tokenize
 from collections.abc import Iterable
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -80,6 +82,25 @@ def parse_recovering(source: str) -> tuple[ast.Module | None, str | None, int | 
         except (ValueError, RecursionError, MemoryError):
             break
     return None, first_error, first_line
+
+
+class TokenFacts:
+    """What Python's tokenizer says about comments and multi-line strings."""
+
+    def __init__(self, source: str) -> None:
+        #: line -> (column in code points, comment text)
+        self.comments: dict[int, tuple[int, str]] = {}
+        #: lines that begin inside a multi-line string token (their text is data)
+        self.string_interior: set[int] = set()
+        fstring_middle = getattr(tokenize, "FSTRING_MIDDLE", -1)
+        try:
+            for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+                if tok.type == tokenize.COMMENT:
+                    self.comments[tok.start[0]] = (tok.start[1], tok.string)
+                elif tok.type == tokenize.STRING or tok.type == fstring_middle:
+                    self.string_interior.update(range(tok.start[0] + 1, tok.end[0] + 1))
+        except (tokenize.TokenError, SyntaxError):
+            pass
 
 
 ChunkCache = dict[tuple[int, str], list[ast.stmt]]
