@@ -17,9 +17,10 @@ import jedi
 sys.path.insert(0, str(Path(__file__).parent))
 from generate import module
 
-from jaxtarget.analysis import Engine
 from jaxtarget.config import Layer, resolve
-from jaxtarget.resolution import JediResolver, load_environment
+from jaxtarget.engine import Engine
+from jaxtarget.environment import load_environment
+from jaxtarget.semantics.jedi_resolver import JediResolver
 
 
 def median_time(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]

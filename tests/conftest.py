@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from jaxtarget.analysis import Analysis, Engine
 from jaxtarget.config import Layer, resolve
-from jaxtarget.resolution import load_environment
+from jaxtarget.engine import Analysis, Engine
+from jaxtarget.environment import load_environment
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from jaxtarget.catalog import APIS, parse_version
+from jaxtarget.platforms import PLATFORMS, parse_version
 from jaxtarget.probe import ProbeResult, run_probe
-from jaxtarget.targets import PLATFORMS
+from jaxtarget.rules.registry import APIS
 
 
 @pytest.fixture(scope="module")

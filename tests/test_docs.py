@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from jaxtarget.catalog import RULES
-from jaxtarget.formats import render_rules_doc, render_rules_markdown
+from jaxtarget.docs import render_rules_doc, render_rules_markdown, render_settings_markdown
+from jaxtarget.rules.registry import RULES
 
 from .conftest import ROOT, run_cli
 
@@ -15,6 +15,11 @@ README = (ROOT / "README.md").read_text()
 def test_readme_rule_table_is_generated_from_the_catalog() -> None:
     table = README.split("<!-- rules:start -->\n", 1)[1].split("<!-- rules:end -->", 1)[0]
     assert table == render_rules_markdown()
+
+
+def test_readme_settings_table_is_generated_from_the_settings_table() -> None:
+    table = README.split("<!-- settings:start -->\n", 1)[1].split("<!-- settings:end -->", 1)[0]
+    assert table == render_settings_markdown()
 
 
 def test_rules_doc_is_generated_from_the_catalog() -> None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import select
 import stat
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,12 +21,59 @@ from jaxtarget.probe import ProbeError, run_probe
 from .conftest import run_cli
 from .lsp_helpers import SERVER
 
+#: Only stops a broken test from hanging: far above how long a kill takes, and below the
+#: 300 s the test children would run on their own, so "it ended" still means "it was killed".
+HANG_GUARD = 120.0
+
 
 def _script(tmp_path: Path, name: str, body: str) -> str:
     path = tmp_path / name
     path.write_text("#!/bin/sh\n" + body)
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return str(path)
+
+
+def _pidfd(pid: int) -> int | None:
+    """A pidfd for ``pid`` (readable once it has ended), or None if it is already gone."""
+    try:
+        return os.pidfd_open(pid)
+    except ProcessLookupError:
+        return None
+
+
+def _wait_for_exit(pid: int) -> bool:
+    """Wait for a process that is not our child to end (a zombie has ended too)."""
+    fd = _pidfd(pid)
+    if fd is None:
+        return True
+    try:
+        ready, _, _ = select.select([fd], [], [], HANG_GUARD)
+        return bool(ready)
+    finally:
+        os.close(fd)
+
+
+async def _readable(fd: int) -> None:
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()
+    loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+    try:
+        await asyncio.wait_for(ready, HANG_GUARD)
+    finally:
+        loop.remove_reader(fd)
+
+
+async def _exited(pid: int) -> bool:
+    fd = _pidfd(pid)
+    if fd is None:
+        return True
+    try:
+        await _readable(fd)
+    except asyncio.TimeoutError:
+        return False
+    finally:
+        os.close(fd)
+    return True
 
 
 def test_real_jax_probe() -> None:
@@ -73,17 +121,17 @@ def test_jax_not_installed(python_without_jax: str) -> None:
 
 def test_hanging_interpreter_is_killed_with_its_group(tmp_path: Path) -> None:
     marker = tmp_path / "child.pid"
-    python = _script(tmp_path, "hang", f"sleep 300 &\necho $! > {marker}\nwait\n")
-    started = time.monotonic()
+    finished = tmp_path / "grandchild.finished"
+    # the grandchild keeps the probe's stdout open: run_probe only returns once it has ended,
+    # and had it ended on its own (after 300 s) it would have left `finished` behind
+    python = _script(tmp_path, "hang", f"(sleep 300; echo done > {finished}) &\necho $! > {marker}\nwait\n")
     with pytest.raises(ProbeError) as err:
         run_probe(python, timeout=1.5)
     assert err.value.kind == "timeout"
-    assert time.monotonic() - started < 10
     pid = int(marker.read_text())
-    time.sleep(0.2)
-    status = Path(f"/proc/{pid}/status")
     # the grandchild died with the group (gone, or a zombie waiting for init to reap it)
-    assert not status.exists() or "\nState:\tZ" in status.read_text()
+    assert _wait_for_exit(pid), "the probe's grandchild outlived the timeout"
+    assert not finished.exists()
 
 
 @pytest.mark.parametrize(
@@ -143,30 +191,30 @@ async def test_probe_command_failure_is_reported(client: LanguageClient, tmp_pat
 
 
 async def test_cancelling_the_probe_kills_the_child(client: LanguageClient, tmp_path: Path) -> None:
-    marker = tmp_path / "child.pid"
-    python = _script(tmp_path, "slow", f"echo $$ > {marker}\nsleep 300\n")
-    request = asyncio.ensure_future(
-        client.protocol.send_request_async(
-            types.WORKSPACE_EXECUTE_COMMAND,
-            types.ExecuteCommandParams(command="jaxtarget.probeBackend", arguments=[{"python": python}]),
-            msg_id="probe-to-cancel",
+    # the child announces its pid through a FIFO: reading it is the event "the probe has started"
+    fifo = tmp_path / "child.pid"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # on Linux this never blocks, nor the writer
+    finished = tmp_path / "child.finished"
+    python = _script(tmp_path, "slow", f"echo $$ > {fifo}\nsleep 300\necho done > {finished}\n")
+    try:
+        request = asyncio.ensure_future(
+            client.protocol.send_request_async(
+                types.WORKSPACE_EXECUTE_COMMAND,
+                types.ExecuteCommandParams(command="jaxtarget.probeBackend", arguments=[{"python": python}]),
+                msg_id="probe-to-cancel",
+            )
         )
-    )
-    for _ in range(100):
-        if marker.exists() and marker.read_text().strip():
-            break
-        await asyncio.sleep(0.05)
-    pid = int(marker.read_text())
+        await _readable(reader)
+        pid = int(os.read(reader, 64).decode())
+    finally:
+        os.close(reader)
     client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="probe-to-cancel"))
     with pytest.raises(JsonRpcException):
         await request  # answered "request cancelled"
-    for _ in range(100):
-        status = Path(f"/proc/{pid}/status")
-        if not status.exists() or "\nState:\tZ" in status.read_text():
-            break
-        await asyncio.sleep(0.05)
-    else:
+    if not await _exited(pid):
         pytest.fail("the probe child outlived the cancelled request")
+    assert not finished.exists()
 
 
 async def test_hover_shows_the_last_probe(client: LanguageClient, tmp_path: Path) -> None:
@@ -179,14 +227,15 @@ async def test_hover_shows_the_last_probe(client: LanguageClient, tmp_path: Path
             types.TextDocumentItem(uri, "python", 1, "from jax import lax\ny = lax.psend(x, 'i', p)\n")
         )
     )
-    hover = None
-    for _ in range(100):
-        hover = await client.text_document_hover_async(
-            types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(1, 9))
-        )
-        if hover is not None:
-            break
-        await asyncio.sleep(0.05)
+
+    async def checked() -> None:  # the server has analysed the document once it publishes for it
+        while uri not in client.diagnostics:
+            await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+
+    await asyncio.wait_for(checked(), HANG_GUARD)
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(1, 9))
+    )
     assert hover is not None and isinstance(hover.contents, types.MarkupContent)
     assert f"**Last probe:** {result['summary']}" in hover.contents.value
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
-from jaxtarget.resolution import JediResolver, StaticResolver, load_environment
+from jaxtarget.environment import load_environment
+from jaxtarget.rules.registry import WANTED
+from jaxtarget.semantics.jedi_resolver import JediResolver
+from jaxtarget.semantics.resolver import Spot, StaticResolver
 
 from .conftest import CheckFn, token_at
 
@@ -68,9 +72,11 @@ def test_binding_resolution_agrees_with_full_file_jedi(check: CheckFn, name: str
     analysis = check(source)
     resolver = load_environment(None).resolver
     assert isinstance(resolver, JediResolver)
-    spots = [(r.span.line, r.span.col) for r in analysis.references]
+    spots = [Spot(r.span.line, r.span.col, None) for r in analysis.references]
     assert spots
-    assert resolver.resolve_in_file(source, None, spots) == [r.qualname for r in analysis.references]
+    assert resolver.resolve_in_file(source, None, spots, WANTED.all) == [
+        r.qualname for r in analysis.references
+    ]
 
 
 @pytest.mark.parametrize("name", sorted(LOOKALIKES))
@@ -78,8 +84,12 @@ def test_lookalikes_full_file_jedi_agrees(name: str) -> None:
     source = LOOKALIKES[name]
     resolver = load_environment(None).resolver
     assert isinstance(resolver, JediResolver)
-    spots = [(i + 1, line.index("psend")) for i, line in enumerate(source.splitlines()) if "psend" in line]
-    assert all(r is None for r in resolver.resolve_in_file(source, None, spots))
+    spots = [
+        Spot(i + 1, line.index("psend"), None)
+        for i, line in enumerate(source.splitlines())
+        if "psend" in line
+    ]
+    assert all(r is None for r in resolver.resolve_in_file(source, None, spots, WANTED.all))
 
 
 def test_ambiguous_binding_goes_to_jedi_flow_analysis(check: CheckFn) -> None:
@@ -97,12 +107,22 @@ def test_ambiguous_binding_goes_to_jedi_flow_analysis(check: CheckFn) -> None:
 
 
 def test_definition_comes_from_installed_jax() -> None:
+    """jedi's definition of each API is the function the installed jax really exports."""
+    import importlib
+    import inspect
+
+    import jax
+
+    site = Path(jax.__file__).resolve().parents[1]
     resolver = load_environment(None).resolver
     assert isinstance(resolver, JediResolver)
-    defs = resolver.definitions()
-    psend = [full for full, public in defs.items() if public == "jax.lax.psend"]
-    assert psend and psend[0].startswith("jax.")
-    assert resolver.jax.path.name == "jax"
+    defs = resolver.definitions(WANTED.all)
+    for public in ("jax.lax.psend", "jax.numpy.linalg.eig", "jax.default_backend"):
+        module, _, name = public.rpartition(".")
+        obj = inspect.unwrap(getattr(importlib.import_module(module), name))
+        source = Path(obj.__code__.co_filename).resolve().relative_to(site).with_suffix("")
+        real = ".".join((*source.parts, obj.__name__))
+        assert defs.get(real) == public, (public, real, sorted(k for k, v in defs.items() if v == public))
 
 
 def test_without_jax_falls_back_to_imports(check: CheckFn, python_without_jax: str) -> None:

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jaxtarget.config import default_wire, parse_editor_settings
-from jaxtarget.fixes import apply_edits, fix_all, fixes_for
+from jaxtarget.engine import fix_all
+from jaxtarget.fixes.layout import apply_edits
 
 from .conftest import ROOT, CheckFn
 
@@ -103,7 +104,7 @@ def test_guard_fixes_keep_code_valid_and_idempotent(check: CheckFn, case: tuple[
     jt001 = [f for f in analysis.findings if f.code == "JT001"]
     assert len(jt001) == 2
     for kind in ("guard", "ppermute", "suppress"):
-        fixes = [fx for fx in fixes_for(analysis, jt001[0], "m.py", None) if fx.kind == kind]
+        fixes = [fx for fx in analysis.fixes(jt001[0]) if fx.kind == kind]
         assert fixes, kind
         new = apply_edits(source, fixes[0].edits)
         ast.parse(new)
@@ -128,16 +129,16 @@ def test_guard_fixes_keep_code_valid_and_idempotent(check: CheckFn, case: tuple[
             ]
             uses_tabs = bool(indents) and "\t" in indents[0]
             assert ("\t" in send_indent) == uses_tabs
-    fixed = fix_all(source, check, "m.py", None)
+    fixed = fix_all(source, check)
     ast.parse(fixed)
     assert [f for f in check(fixed).findings if f.code == "JT001"] == []
-    assert fix_all(fixed, check, "m.py", None) == fixed
+    assert fix_all(fixed, check) == fixed
 
 
 def test_no_guard_for_a_statement_sharing_its_line(check: CheckFn) -> None:
     source = 'from jax import lax\na = 1; token = lax.psend(x, "i", p)\n'
     finding = next(f for f in check(source).findings if f.code == "JT001")
-    kinds = [fx.kind for fx in fixes_for(check(source), finding, "m.py", None)]
+    kinds = [fx.kind for fx in check(source).fixes(finding)]
     assert "guard" not in kinds and "suppress" in kinds
 
 
@@ -148,7 +149,7 @@ def test_guard_keeps_decorators_with_their_function(check: CheckFn) -> None:
     )
     analysis = check(source)
     finding = next(f for f in analysis.findings if f.code == "JT001")
-    fix = next(fx for fx in fixes_for(analysis, finding, "m.py", None) if fx.kind == "guard")
+    fix = next(fx for fx in analysis.fixes(finding) if fx.kind == "guard")
     new = apply_edits(source, fix.edits)
     ast.parse(new)
     assert "        if has_gpu_backend():\n            return lax.psend" in new

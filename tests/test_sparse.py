@@ -9,8 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jaxtarget.analysis import Analysis, Engine
-from jaxtarget.parsing import ChunkCache, Lines, SparseModule
+from jaxtarget.engine import Analysis, Engine
+from jaxtarget.rules.registry import WANTED
+from jaxtarget.semantics.module import analyse
+from jaxtarget.semantics.source import ChunkCache, Lines, SparseModule
 
 from .conftest import ROOT, make_engine
 from .test_resolution import LOOKALIKES, SPELLINGS
@@ -83,7 +85,7 @@ def test_sparse_equals_full(name: str) -> None:
 def test_sparse_parses_only_what_matters() -> None:
     source = module()
     view = SparseModule(Lines(source))
-    ENGINE._analyse(view, source, Lines(source), None)
+    analyse(view, Lines(source), None, ENGINE.environment.resolver, WANTED)
     parsed_lines = sum(view._end_line(k) - view.starts[k] + 1 for k, stmts in view.parsed.items() if stmts)
     assert 0 < parsed_lines < source.count("\n") // 4
 

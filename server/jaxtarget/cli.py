@@ -9,22 +9,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .catalog import RULES, rule_for_name
-from .config import cli_layer, problems_text
+from .config import SETTINGS, cli_layer, problems_text
+from .docs import render_rule, render_rules_markdown, render_rules_text, rules_json
+from .environment import InterpreterError
 from .files import SourceError, discover, read_source
-from .fixes import preferred_fix
-from .formats import (
-    FORMATS,
-    RENDERERS,
-    FileResult,
-    render_rule,
-    render_rules_markdown,
-    render_rules_text,
-    rules_json,
-)
-from .project import Engines, interpreter_of, settings_for
-from .resolution import InterpreterError
-from .targets import TargetError
+from .formats import FORMATS, RENDERERS, FileResult
+from .platforms import TargetError
+from .project import Engines, interpreter_setting, settings_for
+from .rules.registry import RULES, rule_for_name
 
 
 class UsageError(Exception):
@@ -43,11 +35,8 @@ def _parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="check files or folders")
     c.add_argument("paths", nargs="*", default=["."], type=Path)
-    c.add_argument("--target", help="comma-separated backends: cpu, cuda, rocm, tpu, gpu, auto")
-    c.add_argument("--select", help="comma-separated rule codes or prefixes to enable")
-    c.add_argument("--ignore", help="comma-separated rule codes or prefixes to disable")
+    _setting_flags(c, "check")
     c.add_argument("--format", choices=FORMATS, default="text")
-    c.add_argument("--python", help="interpreter whose JAX is analysed (default: active venv)")
 
     r = sub.add_parser("rules", help="list the rule catalog")
     r.add_argument("--format", choices=("text", "json", "markdown"), default="text")
@@ -55,14 +44,24 @@ def _parser() -> argparse.ArgumentParser:
     one.add_argument("code")
 
     pr = sub.add_parser("probe", help="probe which backends lower psend/precv in an interpreter")
-    pr.add_argument("--python", help="interpreter to probe (default: active venv)")
-    pr.add_argument("--timeout", type=float, default=None, help="seconds before the probe is killed")
+    _setting_flags(pr, "probe")
     pr.add_argument("--format", choices=("text", "json"), default="text")
     pr.add_argument("--env-only", action="store_true", help="versions and default backend only")
 
     lsp = sub.add_parser("lsp", help="run the language server on stdio")
     lsp.add_argument("--stdio", action="store_true", help="use stdio (the default)")
     return p
+
+
+def _setting_flags(parser: argparse.ArgumentParser, command: str) -> None:
+    """The flags of the settings a command takes, from the settings table."""
+    for s in SETTINGS:
+        if s.cli is not None and command in s.commands:
+            parser.add_argument(s.cli, dest=s.name, default=None, help=f"{s.doc} ({s.type_doc})")
+
+
+def _flags(args: argparse.Namespace, command: str) -> dict[str, str | None]:
+    return {s.name: getattr(args, s.name) for s in SETTINGS if s.cli is not None and command in s.commands}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -99,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    overrides, problems = cli_layer(args.target, args.select, args.ignore, args.python)
+    overrides, problems = cli_layer(_flags(args, "check"))
     if problems:
         raise UsageError(problems_text(problems))
     missing = [str(p) for p in args.paths if not p.exists()]
@@ -123,9 +122,8 @@ def _check(args: argparse.Namespace) -> int:
                 results.append(FileResult(path, (), (), error=f"file error: {exc}"))
                 continue
             analysis = engine.check(source, str(path))
-            version = engine.version
             fixes = (
-                [preferred_fix(analysis, f, str(path), version) for f in analysis.findings]
+                [analysis.autofix(f) for f in analysis.findings]
                 if args.format == "json"
                 else [None] * len(analysis.findings)
             )
@@ -151,15 +149,14 @@ def _check(args: argparse.Namespace) -> int:
 def _probe(args: argparse.Namespace) -> int:
     from .probe import ProbeError, format_summary, run_probe
 
-    overrides, problems = cli_layer(None, None, None, args.python)
+    overrides, problems = cli_layer(_flags(args, "probe"))
     settings, cfg_problems = settings_for(Path.cwd(), overrides)
     if problems or cfg_problems:
         raise UsageError(problems_text([*problems, *cfg_problems]))
-    timeout = args.timeout if args.timeout is not None else settings.probe.timeout_seconds
-    if timeout <= 0:
-        raise UsageError("--timeout must be positive")
     try:
-        result = run_probe(interpreter_of(settings), timeout=timeout, env_only=args.env_only)
+        result = run_probe(
+            interpreter_setting(settings), timeout=settings.probe_timeout_seconds, env_only=args.env_only
+        )
     except ProbeError as exc:
         if args.format == "json":
             print(json.dumps({"ok": False, "error": {"kind": exc.kind, "message": str(exc)}}))

@@ -1,80 +1,30 @@
-"""Configuration: one typed model for the CLI and the language server.
+"""Configuration: every setting declared once, in one table, for the CLI and the server.
 
 Layers, lowest first: built-in defaults, ``[tool.jaxtarget]`` of the nearest
-``pyproject.toml``, then editor settings or command-line flags. Each layer is a
-``Layer`` whose unset fields are ``None``; ``resolve`` folds them into one frozen
-``Settings``. A bad value is reported as a ``Problem`` naming its key, and the
-lower layer's value stays in force.
+``pyproject.toml``, then editor settings or command-line flags. The ``SETTINGS``
+table drives the pyproject and editor parsers, the command-line flags, the wire
+format, an engine's identity, the README's table and the package.json check. A
+bad value is reported as a ``Problem`` naming its key; the lower layer's value
+stays in force.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from .catalog import ALL_CODES
-from .targets import TARGET_VALUES
+from .model import SEVERITIES
+from .platforms import TARGET_VALUES
+from .rules.registry import ALL_CODES
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
-
-SEVERITIES: tuple[str, ...] = ("error", "warning", "information", "hint")
-
-
-@dataclass(frozen=True)
-class ProbeSettings:
-    timeout_seconds: float = 60.0
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The effective configuration for one file or workspace folder."""
-
-    target_backends: tuple[str, ...] = ("auto",)
-    interpreter: tuple[str, ...] = ()
-    select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    severity: Mapping[str, str] = field(default_factory=dict)
-    exclude: tuple[str, ...] = ()
-    probe: ProbeSettings = field(default_factory=ProbeSettings)
-    #: where [tool.jaxtarget] came from, if anywhere
-    pyproject: str | None = None
-
-    def enabled(self, code: str) -> bool:
-        if self.select and not any(code.startswith(s) for s in self.select):
-            return False
-        return not any(code.startswith(s) for s in self.ignore)
-
-    def to_wire(self) -> dict[str, Any]:
-        """camelCase form, as editors send and `showConfiguration` prints."""
-        return {
-            "targetBackends": list(self.target_backends),
-            "interpreter": list(self.interpreter),
-            "select": list(self.select),
-            "ignore": list(self.ignore),
-            "severity": dict(self.severity),
-            "exclude": list(self.exclude),
-            "probe": {"timeoutSeconds": self.probe.timeout_seconds},
-            "pyproject": self.pyproject,
-        }
-
-
-@dataclass(frozen=True)
-class Layer:
-    """One source of settings; None means "not set here"."""
-
-    target_backends: tuple[str, ...] | None = None
-    interpreter: tuple[str, ...] | None = None
-    select: tuple[str, ...] | None = None
-    ignore: tuple[str, ...] | None = None
-    severity: Mapping[str, str] | None = None
-    exclude: tuple[str, ...] | None = None
-    probe_timeout_seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -87,23 +37,9 @@ class Problem:
         return f"{self.source}: {self.key}: {self.message}"
 
 
-def resolve(*layers: Layer, pyproject: str | None = None) -> Settings:
-    settings = Settings(pyproject=pyproject)
-    for layer in layers:
-        updates: dict[str, Any] = {}
-        for f in fields(layer):
-            value = getattr(layer, f.name)
-            if value is None:
-                continue
-            if f.name == "probe_timeout_seconds":
-                updates["probe"] = ProbeSettings(timeout_seconds=value)
-            else:
-                updates[f.name] = value
-        settings = replace(settings, **updates)
-    return settings
+Parser = Callable[[Any, str, str, list[Problem]], Any]
 
-
-# ---------------------------------------------------------------- parsing
+# ---------------------------------------------------------------- value parsers
 
 
 def _strings(value: Any, key: str, source: str, problems: list[Problem]) -> tuple[str, ...] | None:
@@ -113,6 +49,11 @@ def _strings(value: Any, key: str, source: str, problems: list[Problem]) -> tupl
         problems.append(Problem(source, key, f"expected a list of strings, got {value!r}"))
         return None
     return tuple(v.strip() for v in value)
+
+
+def _one_path(value: Any, key: str, source: str, problems: list[Problem]) -> tuple[str, ...] | None:
+    """A command-line interpreter: one path, commas and all."""
+    return (str(value),)
 
 
 def _codes(value: Any, key: str, source: str, problems: list[Problem]) -> tuple[str, ...] | None:
@@ -165,85 +106,241 @@ def _severity(value: Any, key: str, source: str, problems: list[Problem]) -> dic
 
 
 def _timeout(value: Any, key: str, source: str, problems: list[Problem]) -> float | None:
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            value = float(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 3600:
         problems.append(Problem(source, key, f"expected seconds between 0 and 3600, got {value!r}"))
         return None
     return float(value)
 
 
-_PYPROJECT_KEYS = {
-    "targets": ("target_backends", _targets),
-    "target-backends": ("target_backends", _targets),
-    "interpreter": ("interpreter", _strings),
-    "select": ("select", _codes),
-    "ignore": ("ignore", _codes),
-    "extend-ignore": ("ignore", _codes),
-    "severity": ("severity", _severity),
-    "exclude": ("exclude", _strings),
-    "probe-timeout-seconds": ("probe_timeout_seconds", _timeout),
-}
+# ---------------------------------------------------------------- the table
 
-_EDITOR_KEYS = {
-    "targetBackends": ("target_backends", _targets),
-    "interpreter": ("interpreter", _strings),
-    "select": ("select", _codes),
-    "ignore": ("ignore", _codes),
-    "severity": ("severity", _severity),
-    "exclude": ("exclude", _strings),
-}
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting: its name in every layer, its parser, default and documentation."""
+
+    name: str
+    #: keys in [tool.jaxtarget]; the first is the documented one, the others aliases
+    pyproject: tuple[str, ...]
+    #: key in the editor's `jaxtarget` section ("a.b" is nested: {"a": {"b": ...}})
+    editor: str | None
+    #: command-line flag, and the commands that take it
+    cli: str | None
+    commands: tuple[str, ...]
+    parse: Parser
+    default: Any
+    type_doc: str
+    doc: str
+    #: whether the value changes findings (part of an engine's identity)
+    analysis: bool
+    #: the command-line parser, where it differs from ``parse``
+    cli_parse: Parser | None = None
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "target_backends", ("targets", "target-backends"), "targetBackends", "--target", ("check",),
+        _targets, ("auto",), "array of `auto`, `cpu`, `cuda`, `rocm`, `tpu`, `gpu`",
+        "backends the code must lower on", analysis=True,
+    ),
+    Setting(
+        "interpreter", ("interpreter",), "interpreter", "--python", ("check", "probe"), _strings, (),
+        "array of strings",
+        "Python whose JAX is analysed and probed (empty: the Python extension's, else the server's)",
+        analysis=True, cli_parse=_one_path,
+    ),
+    Setting(
+        "select", ("select",), "select", "--select", ("check",), _codes, (), "array of codes",
+        "rules to enable (empty: all)", analysis=True,
+    ),
+    Setting(
+        "ignore", ("ignore", "extend-ignore"), "ignore", "--ignore", ("check",), _codes, (), "array of codes",
+        "rules to disable", analysis=True,
+    ),
+    Setting(
+        "severity", ("severity",), "severity", None, (), _severity, {}, "object code → severity",
+        "severity per rule", analysis=True,
+    ),
+    Setting(
+        "exclude", ("exclude",), "exclude", None, (), _strings, (), "array of globs", "files not to check",
+        analysis=False,
+    ),
+    Setting(
+        "probe_timeout_seconds", ("probe-timeout-seconds",), "probe.timeoutSeconds", "--timeout", ("probe",),
+        _timeout, 60.0, "number", "seconds before the probe is killed", analysis=False,
+    ),
+)  # fmt: skip
+
+SETTINGS_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+
+#: Settings only the VS Code client reads: (key, type, default, meaning).
+CLIENT_SETTINGS: tuple[tuple[str, str, Any, str], ...] = (
+    ("logLevel", "`error`, `warning`, `info`, `debug`", "info", "VS Code output channel level (client only)"),
+)
 
 #: Editor keys the server knows but that belong to the client alone.
 _CLIENT_ONLY_KEYS = frozenset({"logLevel", "path", "trace", "showNotifications", "enable"})
 
 
+def _default(name: str) -> Any:
+    return field(default_factory=lambda: SETTINGS_BY_NAME[name].default)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The effective configuration for one file or workspace folder (defaults from ``SETTINGS``)."""
+
+    target_backends: tuple[str, ...] = _default("target_backends")
+    interpreter: tuple[str, ...] = _default("interpreter")
+    select: tuple[str, ...] = _default("select")
+    ignore: tuple[str, ...] = _default("ignore")
+    severity: Mapping[str, str] = _default("severity")
+    exclude: tuple[str, ...] = _default("exclude")
+    probe_timeout_seconds: float = _default("probe_timeout_seconds")
+    #: where [tool.jaxtarget] came from, if anywhere
+    pyproject: str | None = None
+
+    def enabled(self, code: str) -> bool:
+        if self.select and not any(code.startswith(s) for s in self.select):
+            return False
+        return not any(code.startswith(s) for s in self.ignore)
+
+    def analysis_key(self) -> tuple[object, ...]:
+        """The values that change findings, hashable: an engine's identity."""
+        return tuple(_hashable(getattr(self, s.name)) for s in SETTINGS if s.analysis)
+
+    def to_wire(self) -> dict[str, Any]:
+        """camelCase form, as editors send and `showConfiguration` prints."""
+        wire: dict[str, Any] = {}
+        for s in SETTINGS:
+            if s.editor is None:
+                continue
+            value = getattr(self, s.name)
+            value = (
+                dict(value)
+                if isinstance(value, Mapping)
+                else list(value)
+                if isinstance(value, tuple)
+                else value
+            )
+            head, _, leaf = s.editor.partition(".")
+            if leaf:
+                wire.setdefault(head, {})[leaf] = value
+            else:
+                wire[head] = value
+        wire["pyproject"] = self.pyproject
+        return wire
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(sorted(value.items())) if isinstance(value, Mapping) else value
+
+
+assert [f.name for f in fields(Settings)][:-1] == [s.name for s in SETTINGS], "Settings and SETTINGS differ"
+
+
+class Layer:
+    """One source of settings: the values it sets, by setting name (unset: absent)."""
+
+    def __init__(self, **values: Any) -> None:
+        unknown = set(values) - set(SETTINGS_BY_NAME)
+        if unknown:
+            raise TypeError(f"unknown settings: {', '.join(sorted(unknown))}")
+        self.values: dict[str, Any] = {k: v for k, v in values.items() if v is not None}
+
+    def __getattr__(self, name: str) -> Any:
+        if name in SETTINGS_BY_NAME:
+            return self.values.get(name)
+        raise AttributeError(name)
+
+    def __repr__(self) -> str:
+        return f"Layer({self.values!r})"
+
+
+def resolve(*layers: Layer, pyproject: str | None = None) -> Settings:
+    values: dict[str, Any] = {}
+    for layer in layers:
+        values.update(layer.values)
+    return Settings(**values, pyproject=pyproject)
+
+
+# ---------------------------------------------------------------- layers from each source
+
+
 def parse_pyproject_table(table: Mapping[str, Any], source: str) -> tuple[Layer, list[Problem]]:
+    keys = {key: s for s in SETTINGS for key in s.pyproject}
     problems: list[Problem] = []
     values: dict[str, Any] = {}
     for key, raw in table.items():
-        spec = _PYPROJECT_KEYS.get(key)
+        spec = keys.get(key)
         if spec is None:
             problems.append(Problem(source, key, "unknown setting"))
             continue
-        attr, parse = spec
-        parsed = parse(raw, key, source, problems)
+        parsed = spec.parse(raw, key, source, problems)
         if parsed is not None:
-            values[attr] = parsed
+            values[spec.name] = parsed
     return Layer(**values), problems
 
 
 def parse_editor_settings(raw: Any, source: str = "settings") -> tuple[Layer, list[Problem]]:
-    """Parse the ``jaxtarget`` section an editor sends (camelCase)."""
+    """Parse the ``jaxtarget`` section an editor sends (camelCase; nested or dotted keys)."""
     problems: list[Problem] = []
     if raw is None:
         return Layer(), problems
     if not isinstance(raw, Mapping):
         return Layer(), [Problem(source, "jaxtarget", f"expected an object, got {raw!r}")]
+    flat = {s.editor: s for s in SETTINGS if s.editor}
+    nested = {key.partition(".")[0] for key in flat if "." in key}
     values: dict[str, Any] = {}
     for key, value in raw.items():
         if value is None or key in _CLIENT_ONLY_KEYS:
             continue
-        if key == "probe":
-            if isinstance(value, Mapping) and "timeoutSeconds" in value:
-                t = _timeout(value["timeoutSeconds"], "probe.timeoutSeconds", source, problems)
-                if t is not None:
-                    values["probe_timeout_seconds"] = t
-            elif not isinstance(value, Mapping):
-                problems.append(Problem(source, "probe", f"expected an object, got {value!r}"))
-            continue
-        if key == "probe.timeoutSeconds":
-            t = _timeout(value, key, source, problems)
-            if t is not None:
-                values["probe_timeout_seconds"] = t
-            continue
-        spec = _EDITOR_KEYS.get(key)
-        if spec is None:
-            problems.append(Problem(source, key, "unknown setting"))
-            continue
-        attr, parse = spec
-        parsed = parse(value, key, source, problems)
-        if parsed is not None:
-            values[attr] = parsed
+        if key in nested:
+            if not isinstance(value, Mapping):
+                problems.append(Problem(source, key, f"expected an object, got {value!r}"))
+                continue
+            items = [(f"{key}.{leaf}", v) for leaf, v in value.items() if f"{key}.{leaf}" in flat]
+        else:
+            items = [(key, value)]
+        for name, item in items:
+            spec = flat.get(name)
+            if spec is None:
+                problems.append(Problem(source, name, "unknown setting"))
+                continue
+            parsed = spec.parse(item, name, source, problems)
+            if parsed is not None:
+                values[spec.name] = parsed
     return Layer(**values), problems
+
+
+def cli_layer(flags: Mapping[str, Any]) -> tuple[Layer, list[Problem]]:
+    """The layer of command-line flags, given by setting name (None: not given)."""
+    problems: list[Problem] = []
+    values: dict[str, Any] = {}
+    for name, raw in flags.items():
+        spec = SETTINGS_BY_NAME[name]
+        if raw is None or spec.cli is None:
+            continue
+        parse = spec.cli_parse or spec.parse
+        values[name] = parse(raw, spec.cli, "command line", problems)
+    return Layer(**values), problems
+
+
+def default_wire() -> dict[str, Any]:
+    """The defaults in editor (camelCase) form; package.json must agree."""
+    wire = Settings().to_wire()
+    wire.pop("pyproject")
+    return wire
+
+
+def problems_text(problems: Sequence[Problem]) -> str:
+    return "; ".join(str(p) for p in problems)
+
+
+# ---------------------------------------------------------------- pyproject.toml
 
 
 @dataclass(frozen=True)
@@ -307,31 +404,3 @@ def load_project(start: Path, stop: Path | None = None) -> ProjectConfig:
             result = ProjectConfig(path, path.parent, layer, tuple(problems))
     _PROJECT_CACHE[path] = (mtime, result)
     return result
-
-
-def cli_layer(
-    targets: str | None, select: str | None, ignore: str | None, python: str | None
-) -> tuple[Layer, list[Problem]]:
-    problems: list[Problem] = []
-    values: dict[str, Any] = {}
-    if targets is not None:
-        values["target_backends"] = _targets(targets, "--target", "command line", problems)
-    if select is not None:
-        values["select"] = _codes(select, "--select", "command line", problems)
-    if ignore is not None:
-        values["ignore"] = _codes(ignore, "--ignore", "command line", problems)
-    if python is not None:
-        values["interpreter"] = (python,)
-    return Layer(**{k: v for k, v in values.items() if v is not None}), problems
-
-
-def default_wire() -> dict[str, Any]:
-    """The defaults in editor (camelCase) form; package.json must agree."""
-    d = Settings()
-    wire = d.to_wire()
-    wire.pop("pyproject")
-    return wire
-
-
-def problems_text(problems: Sequence[Problem]) -> str:
-    return "; ".join(str(p) for p in problems)

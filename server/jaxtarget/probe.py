@@ -13,16 +13,15 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
-from .catalog import APIS, PPERMUTE_PROBE, PSEND_PAIR_PROBE
-from .targets import PLATFORMS
+from .environment import InterpreterError, resolve_interpreter
+from .platforms import PLATFORMS, marks_line
+from .rules.registry import APIS, PROBE_CASES
 
 MAX_OUTPUT = 4 * 1024 * 1024
 
@@ -64,13 +63,8 @@ def build_request(env_only: bool = False, all_apis: bool = False) -> dict[str, A
     if env_only:
         return {"mode": "env"}
     cases: list[dict[str, Any]] = [
-        {"id": "psend+precv", "code": PSEND_PAIR_PROBE.code, "method": PSEND_PAIR_PROBE.method},
-        {
-            "id": "ppermute",
-            "code": PPERMUTE_PROBE.code,
-            "method": PPERMUTE_PROBE.method,
-            "run_local": True,
-        },
+        {"id": case_id, "code": case.code, "method": case.method, "run_local": i > 0}
+        for i, (case_id, case) in enumerate(PROBE_CASES)
     ]
     if all_apis:
         for api in APIS.values():
@@ -81,14 +75,6 @@ def build_request(env_only: bool = False, all_apis: bool = False) -> dict[str, A
 
 def command_for(python: str) -> list[str]:
     return [python, "-E", "-c", _child_source()]
-
-
-def _check_python(python: str) -> None:
-    path = Path(python)
-    if not path.exists():
-        raise ProbeError("interpreter-missing", f"interpreter not found: {python}")
-    if path.is_dir() or not os.access(path, os.X_OK):
-        raise ProbeError("interpreter-not-executable", f"interpreter is not executable: {python}")
 
 
 def _child_env() -> dict[str, str]:
@@ -128,56 +114,32 @@ def _parse(python: str, code: int | None, out: bytes, err: bytes, started: float
 
 
 def _platform_verdicts(data: dict[str, Any]) -> dict[str, bool | None]:
-    case = data.get("cases", {}).get("psend+precv", {})
+    headline = PROBE_CASES[0][0] if PROBE_CASES else ""
+    case = data.get("cases", {}).get(headline, {})
     return {p: case.get(p, {}).get("ok") for p in PLATFORMS if p in case}
 
 
 def run_probe(
-    python: str, timeout: float = 60.0, env_only: bool = False, all_apis: bool = False
+    python: str | None, timeout: float = 60.0, env_only: bool = False, all_apis: bool = False
 ) -> ProbeResult:
-    """Run the probe synchronously (CLI)."""
-    _check_python(python)
+    """Run the probe to completion from synchronous code (the CLI)."""
+    return asyncio.run(run_probe_async(python, timeout, env_only, all_apis))
+
+
+async def run_probe_async(
+    python: str | None, timeout: float = 60.0, env_only: bool = False, all_apis: bool = False
+) -> ProbeResult:
+    """Run the probe without blocking the event loop; a timeout or a cancel kills the child's group."""
+    try:
+        exe = resolve_interpreter(python)
+    except InterpreterError as exc:
+        raise ProbeError(exc.kind, str(exc)) from None
     request = json.dumps(build_request(env_only, all_apis)).encode()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="jaxtarget-probe-") as cwd:
         try:
-            proc = subprocess.Popen(
-                command_for(python),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=cwd,
-                env=_child_env(),
-                start_new_session=True,
-            )
-        except OSError as exc:
-            raise ProbeError(
-                "interpreter-not-executable", f"cannot start {python}: {exc.strerror or exc}"
-            ) from exc
-        try:
-            out, err = proc.communicate(request, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc.pid)
-            proc.communicate()
-            raise ProbeError(
-                "timeout", f"the probe did not finish within {timeout:g} s and was killed"
-            ) from None
-        except BaseException:
-            _kill_group(proc.pid)
-            proc.wait()
-            raise
-    return _parse(python, proc.returncode, out, err, started)
-
-
-async def run_probe_async(python: str, timeout: float = 60.0, env_only: bool = False) -> ProbeResult:
-    """Run the probe without blocking the event loop; cancelling kills the child's group."""
-    _check_python(python)
-    request = json.dumps(build_request(env_only)).encode()
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="jaxtarget-probe-") as cwd:
-        try:
             proc = await asyncio.create_subprocess_exec(
-                *command_for(python),
+                *command_for(exe),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -188,7 +150,7 @@ async def run_probe_async(python: str, timeout: float = 60.0, env_only: bool = F
             )
         except OSError as exc:
             raise ProbeError(
-                "interpreter-not-executable", f"cannot start {python}: {exc.strerror or exc}"
+                "interpreter-not-executable", f"cannot start {exe}: {exc.strerror or exc}"
             ) from exc
         try:
             out, err = await asyncio.wait_for(proc.communicate(request), timeout)
@@ -202,7 +164,7 @@ async def run_probe_async(python: str, timeout: float = 60.0, env_only: bool = F
             _kill_group(proc.pid)
             await proc.wait()
             raise
-    return _parse(python, proc.returncode, out, err, started)
+    return _parse(exe, proc.returncode, out, err, started)
 
 
 def _kill_group(pid: int) -> None:
@@ -210,12 +172,8 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-_MARK = {True: "✓", False: "✗", None: "?"}
-
-
 def verdict_line(result: ProbeResult) -> str:
-    parts = [f"{p} {_MARK[result.platforms.get(p)]}" for p in PLATFORMS if p in result.platforms]
-    head = " · ".join(parts) if parts else f"default backend {result.default_backend}"
+    head = marks_line(result.platforms) or f"default backend {result.default_backend}"
     return f"{head} — jax {result.jax_version}"
 
 

@@ -6,24 +6,12 @@ which interpreter they select, and an engine for that combination.
 
 from __future__ import annotations
 
-import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .analysis import Engine
 from .config import Layer, Problem, Settings, load_project, resolve
-from .resolution import Environment, guess_backend, load_environment
-
-
-def default_interpreter() -> str:
-    """The active virtual environment's Python, else the one running jaxtarget."""
-    venv = os.environ.get("VIRTUAL_ENV")
-    if venv:
-        for candidate in (Path(venv) / "bin" / "python", Path(venv) / "Scripts" / "python.exe"):
-            if candidate.exists():
-                return str(candidate)
-    return sys.executable
+from .engine import Engine
+from .environment import Environment, guess_backend, load_environment
 
 
 def settings_for(
@@ -34,13 +22,14 @@ def settings_for(
     return settings, project.problems
 
 
-def interpreter_of(settings: Settings) -> str:
-    return settings.interpreter[0] if settings.interpreter else default_interpreter()
+def interpreter_setting(settings: Settings) -> str | None:
+    """The interpreter the settings name (None: the default one)."""
+    return settings.interpreter[0] if settings.interpreter else None
 
 
 @dataclass
 class Engines:
-    """Engines keyed by effective settings; environments are loaded once each."""
+    """Engines keyed by the settings that change findings; environments are loaded once each."""
 
     backends: dict[str, str] = field(default_factory=dict)
     _engines: dict[tuple[object, ...], Engine] = field(default_factory=dict)
@@ -50,16 +39,9 @@ class Engines:
         return self.backends.get(env.python) or guess_backend(env.plugins)
 
     def engine(self, settings: Settings) -> Engine:
-        env = load_environment(interpreter_of(settings))
+        env = load_environment(interpreter_setting(settings))
         auto = self.auto_backend(env) if "auto" in settings.target_backends else None
-        key = (
-            env.python,
-            auto,
-            settings.target_backends,
-            settings.select,
-            settings.ignore,
-            tuple(sorted(settings.severity.items())),
-        )
+        key = (env.python, auto, settings.analysis_key())
         engine = self._engines.get(key)
         if engine is None:
             engine = Engine(settings, env, auto)

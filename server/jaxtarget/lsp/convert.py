@@ -12,9 +12,8 @@ from collections.abc import Sequence
 from lsprotocol import types
 from pygls.workspace import PositionCodec
 
-from ..analysis import Finding, Span
-from ..catalog import RULES_BY_CODE
-from ..fixes import Edit
+from ..model import Edit, Finding, Span
+from ..rules.registry import RULES_BY_CODE
 
 SOURCE = "jaxtarget"
 
@@ -47,7 +46,10 @@ def from_position(codec: PositionCodec, lines: Sequence[str], position: types.Po
     return server.line + 1, server.character
 
 
-def diagnostic(codec: PositionCodec, lines: Sequence[str], uri: str, finding: Finding) -> types.Diagnostic:
+def diagnostic(
+    codec: PositionCodec, lines: Sequence[str], uri: str, version: int | None, finding: Finding
+) -> types.Diagnostic:
+    """The diagnostic for a finding; ``data`` names the finding in that document version."""
     rule = RULES_BY_CODE[finding.code]
     related = [
         types.DiagnosticRelatedInformation(
@@ -63,7 +65,7 @@ def diagnostic(codec: PositionCodec, lines: Sequence[str], uri: str, finding: Fi
         code_description=types.CodeDescription(href=rule.url),
         source=SOURCE,
         related_information=related or None,
-        data={"api": finding.api, "failing": list(finding.failing)},
+        data={"id": finding.id, "version": version, "api": finding.api, "failing": list(finding.failing)},
     )
 
 

@@ -16,6 +16,7 @@ import itertools
 import re
 import tokenize
 from collections.abc import Iterable
+from typing import Protocol
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 #: characters str.splitlines splits on but Python's tokenizer does not
@@ -113,6 +114,7 @@ _STRING_OR_COMMENT = re.compile(
     r'|"(?:[^"\\\r\n]|\\(?:\r\n|[\s\S]))*"'
     r"|'(?:[^'\\\r\n]|\\(?:\r\n|[\s\S]))*'"
 )
+_DEF_RE = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)", re.M)
 _OPEN = "([{"
 _CLOSE = ")]}"
 
@@ -250,6 +252,25 @@ class SparseModule:
             return
         self.failed = True
 
+    def is_definition(self, line: int) -> bool:
+        """Whether the top-level statement holding ``line`` is a def, class or decorated one."""
+        return self.chunk_first_line(line).startswith(("def ", "async ", "class ", "@"))
+
+    def may_bind_module_name(self, line: int, name: str) -> bool:
+        """Whether the top-level statement holding ``line`` can bind ``name`` in module scope.
+
+        A def/class statement binds only its own name, unless its body declares the
+        name global; every other statement might bind anything it mentions.
+        """
+        first = self.chunk_first_line(line)
+        if not first.startswith(("def ", "async ", "class ", "@")):
+            return True
+        chunk = self.chunk_text(line)
+        m = _DEF_RE.match(first) if not first.startswith("@") else _DEF_RE.search(chunk)
+        if m is None or m.group(1) == name:
+            return True
+        return "global" in chunk and re.search(rf"\bglobal\b[^\n]*\b{re.escape(name)}\b", chunk) is not None
+
     def module(self) -> ast.Module:
         if self._module is None:
             body: list[ast.stmt] = []
@@ -262,3 +283,82 @@ class SparseModule:
         """Forget cached chunks this version did not use (keeps memory bounded per document)."""
         for key in [k for k in self.cache if k not in self.used]:
             del self.cache[key]
+
+
+class FullView:
+    """The whole-module counterpart of SparseModule: everything is parsed already."""
+
+    failed = False
+    replaced = False
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+
+    def ensure(self, lines: Iterable[int]) -> bool:
+        return False
+
+    def __contains__(self, line: int) -> bool:
+        return True
+
+    def module(self) -> ast.Module:
+        return self.tree
+
+    def may_bind_module_name(self, line: int, name: str) -> bool:
+        return True
+
+    def is_definition(self, line: int) -> bool:
+        return False
+
+    def chunk_index(self, line: int) -> int:
+        return 0
+
+
+class SourceView(Protocol):
+    """What the analysis needs of a parsed module, whole or sparse."""
+
+    @property
+    def failed(self) -> bool: ...
+
+    @property
+    def replaced(self) -> bool: ...
+
+    def ensure(self, lines: Iterable[int]) -> bool: ...
+
+    def __contains__(self, line: int) -> bool: ...
+
+    def module(self) -> ast.Module: ...
+
+    def may_bind_module_name(self, line: int, name: str) -> bool: ...
+
+    def is_definition(self, line: int) -> bool: ...
+
+    def chunk_index(self, line: int) -> int: ...
+
+
+def lines_with_words(text: Lines, words: Iterable[str]) -> list[int]:
+    """Lines on which any of ``words`` occurs as a whole identifier."""
+    source = text.source
+    size = len(source)
+    found: set[int] = set()
+    for word in words:
+        n = len(word)
+        i = source.find(word)
+        while i != -1:
+            before = source[i - 1] if i else " "
+            after = source[i + n] if i + n < size else " "
+            if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+                found.add(text.line_of(i))
+            i = source.find(word, i + n)
+    return sorted(found)
+
+
+def lines_matching(text: Lines, pattern: re.Pattern[str]) -> list[int]:
+    """Lines on which ``pattern`` matches, in order, once each."""
+    found: list[int] = []
+    last = -1
+    for m in pattern.finditer(text.source):
+        line = text.line_of(m.start())
+        if line != last:
+            found.append(line)
+            last = line
+    return found

@@ -1,0 +1,111 @@
+"""How the rules describe a platform-limited JAX API: plain data, no analysis.
+
+Each rule module lists its own APIs with these types; the semantic layer finds
+references to them, the probe cross-lowers their ``ProbeCase`` programs, and the
+docs, hover and messages render them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .platforms import PLATFORMS, Version, parse_version, set_text
+
+ProbeMethod = Literal["export", "lower"]
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """One platform that can lower an API, optionally only from a JAX version on."""
+
+    platform: str
+    since: str | None = None
+
+
+@dataclass(frozen=True)
+class ArgCondition:
+    """The API is platform-limited only when called with ``keyword=value``.
+
+    A ``value`` of None means: the keyword is passed with anything but ``None``.
+    """
+
+    keyword: str
+    value: str | bool | int | None
+    text: str
+
+
+@dataclass(frozen=True)
+class ProbeCase:
+    """A small program that exercises an API, for cross-lowering checks.
+
+    ``code`` runs with ``jax``, ``jnp``, ``lax``, ``shard_map``, ``mesh``
+    (a one-axis mesh named ``"i"`` over ``N`` host devices), ``P`` and
+    ``NamedSharding`` in scope, and must define ``f`` (a jitted callable) and
+    ``args`` (a tuple of ``jax.ShapeDtypeStruct``).
+    """
+
+    code: str
+    method: ProbeMethod = "lower"
+    #: False where lowering cannot be checked on a CPU-only machine.
+    verifiable: bool = True
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Api:
+    """A public JAX API whose lowering is limited to some platforms."""
+
+    qualname: str
+    display: str
+    lowers_on: tuple[Lowering, ...]
+    error: str
+    public_since: str | None = None
+    condition: ArgCondition | None = None
+    probe: ProbeCase | None = None
+    note: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.qualname.rsplit(".", 1)[1]
+
+    def platforms(self, jax_version: Version | None) -> frozenset[str]:
+        """Platforms that lower this API in the given JAX version (None: newest known)."""
+        result = set()
+        for low in self.lowers_on:
+            if low.since is None or jax_version is None or jax_version >= parse_version(low.since):
+                result.add(low.platform)
+        return frozenset(result)
+
+    def lowers_text(self, jax_version: Version | None) -> str:
+        return set_text(self.platforms(jax_version))
+
+    def support_text(self, verb: str = "") -> str:
+        """`jax.lax.psend`: lowers on GPU (cuda, rocm) (rocm from 0.8.2)"""
+        condition = f" {self.condition.text}" if self.condition else ""
+        since = "".join(f" ({low.platform} from {low.since})" for low in self.lowers_on if low.since)
+        return f"`{self.qualname}`{condition}: {verb}{self.lowers_text(None)}{since}"
+
+
+GPU = (Lowering("cuda"), Lowering("rocm"))
+NO_TPU = tuple(Lowering(p) for p in PLATFORMS if p != "tpu")
+CPU_ONLY = (Lowering("cpu"),)
+
+_SHARDED = (
+    'perm = [(0, 1)]\nspec = P("i")\n'
+    "arg = jax.ShapeDtypeStruct((2 * N,), jnp.float32, sharding=NamedSharding(mesh, spec))\n"
+    "args = (arg,)\n"
+)
+
+
+def sharded_probe(body: str) -> str:
+    """A probe program running ``body(x)`` under shard_map over the two-device mesh."""
+    return _SHARDED + body + "f = jax.jit(shard_map(body, mesh=mesh, in_specs=spec, out_specs=spec))\n"
+
+
+def square_probe(call: str, n_args: int = 1) -> str:
+    """A probe program applying ``call`` (over ``*a``) to 3x3 float32 matrices."""
+    return (
+        f"f = jax.jit(lambda *a: {call})\n"
+        f"args = tuple(jax.ShapeDtypeStruct((3, 3), jnp.float32) for _ in range({n_args}))\n"
+    )

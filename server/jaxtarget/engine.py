@@ -1,0 +1,179 @@
+"""The pipeline: source -> semantic model -> rules -> suppression -> findings. No LSP, no I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import cast
+
+from .config import Settings
+from .environment import Environment
+from .fixes.layout import FixContext, apply_edits
+from .model import Finding, Fix, Severity
+from .platforms import Version, expand_targets, ordered
+from .rules.base import CheckContext, Violation
+from .rules.registry import RULES, WANTED
+from .semantics.module import Module, Reference, analyse
+from .semantics.source import ChunkCache, FullView, Lines, SparseModule, parse_recovering
+from .suppression import unsuppressed
+
+
+@dataclass
+class Analysis:
+    """The findings for one module version, with the violations they came from."""
+
+    source: str
+    path: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+    violations: dict[int, Violation] = field(default_factory=dict)
+    module: Module | None = None
+    syntax_error: str | None = None
+    syntax_error_line: int | None = None
+    targets: frozenset[str] = frozenset()
+    jax_version: str | None = None
+    version: Version | None = None
+    note: str = ""
+    _fix_context: FixContext | None = None
+    _fixes: dict[int, list[Fix]] = field(default_factory=dict)
+
+    @property
+    def references(self) -> list[Reference]:
+        return self.module.references if self.module is not None else []
+
+    def reference_at(self, line: int, col: int) -> Reference | None:
+        return self.module.reference_at(line, col) if self.module is not None else None
+
+    def finding(self, finding_id: object) -> Finding | None:
+        """The finding with this id, if this analysis reported it."""
+        return next((f for f in self.findings if f.id == finding_id), None)
+
+    def fixes(self, finding: Finding) -> list[Fix]:
+        """Every fix the finding's rule offers here, preferred first (built once)."""
+        done = self._fixes.get(finding.id)
+        if done is None:
+            v = self.violations.get(finding.id)
+            done = []
+            if v is not None:
+                ctx = self.fix_context()
+                for spec in v.rule.fixes:
+                    fix = spec.build(ctx, v)
+                    if fix is not None:
+                        done.append(fix)
+            self._fixes[finding.id] = done
+        return done
+
+    def autofix(self, finding: Finding) -> Fix | None:
+        """The fix fix-all and `check --format json` apply: the rule's autofix kind."""
+        v = self.violations.get(finding.id)
+        if v is None or v.rule.autofix is None:
+            return None
+        return next((f for f in self.fixes(finding) if f.kind == v.rule.autofix), None)
+
+    def fix_context(self) -> FixContext:
+        if self._fix_context is None:
+            tree = self.module.tree if self.module is not None else None
+            self._fix_context = FixContext(self.source, self.path, self.version, tree)
+        return self._fix_context
+
+
+class Engine:
+    """Checks modules for one environment and one configuration."""
+
+    def __init__(self, settings: Settings, environment: Environment, auto_backend: str | None = None) -> None:
+        self.settings = settings
+        self.environment = environment
+        self.targets = expand_targets(settings.target_backends, auto_backend)
+        self.version = environment.jax_version_tuple
+        self.rules = [rule for rule in RULES if settings.enabled(rule.code)]
+
+    def check(
+        self, source: str, path: str | None = None, *, sparse: bool = False, cache: ChunkCache | None = None
+    ) -> Analysis:
+        """Analyse one module.
+
+        ``sparse`` parses only the top-level statements that can matter (the language
+        server's mode, with ``cache`` kept per document); otherwise the whole module is
+        parsed and syntax errors are reported (the CLI's mode). Both give the same findings.
+        """
+        resolver = self.environment.resolver
+        result = Analysis(
+            source,
+            path,
+            targets=self.targets,
+            jax_version=self.environment.jax_version,
+            version=self.version,
+            note="" if resolver.exact else resolver.reason,
+        )
+        text = Lines(source)
+        if sparse and "\0" not in source:
+            if not WANTED.might_be_mentioned(source):
+                return result
+            view = SparseModule(text, cache)
+            module = analyse(view, text, path, resolver, WANTED)
+            violations = self._violations(module)
+            if not module.stale:
+                if cache is not None:
+                    view.prune_cache()
+                return self._report(result, module, violations)
+        tree, error, error_line = parse_recovering(source)
+        result.syntax_error, result.syntax_error_line = error, error_line
+        if tree is None:
+            return result
+        if not WANTED.might_be_mentioned(source):
+            result.module = Module(source, path, text, FullView(tree))
+            return result
+        module = analyse(FullView(tree), text, path, resolver, WANTED)
+        return self._report(result, module, self._violations(module))
+
+    def _violations(self, module: Module) -> list[Violation]:
+        ctx = CheckContext(module, self.targets, self.version)
+        order = {rule.code: i for i, rule in enumerate(RULES)}
+        found = [v for rule in self.rules for v in rule.check(ctx)]
+        found.sort(key=lambda v: (v.ref.span.line, v.ref.span.col, order[v.rule.code]))
+        return found
+
+    def _report(self, result: Analysis, module: Module, violations: list[Violation]) -> Analysis:
+        result.module = module
+        result.violations = dict(enumerate(violations))
+        findings = [self._finding(i, v) for i, v in result.violations.items()]
+        result.findings = unsuppressed(findings, module.text)
+        return result
+
+    def _finding(self, finding_id: int, v: Violation) -> Finding:
+        rule = v.rule
+        message = rule.render(v, self.version)
+        if v.ref.resolved_by != "jedi":
+            message += f" ({self.environment.resolver.reason})"
+        severity = cast(Severity, self.settings.severity.get(rule.code, rule.severity))
+        return Finding(
+            rule.code,
+            message,
+            severity,
+            v.ref.span,
+            v.api.qualname,
+            tuple(ordered(v.failing)),
+            v.related,
+            v.ref.resolved_by,
+            finding_id,
+        )
+
+
+def fix_all(source: str, check: Callable[[str], Analysis], limit: int = 200) -> str:
+    """Apply the autofix to every fixable finding, re-checking after each."""
+    skipped: set[tuple[str, int, int]] = set()
+    for _ in range(limit):
+        analysis = check(source)
+        for finding in analysis.findings:
+            key = (finding.code, finding.span.line, finding.span.col)
+            if key in skipped:
+                continue
+            fix = analysis.autofix(finding)
+            if fix is None:
+                skipped.add(key)
+                continue
+            source = apply_edits(source, fix.edits)
+            skipped = set()
+            break
+        else:
+            return source
+    return source

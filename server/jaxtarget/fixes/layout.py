@@ -1,0 +1,240 @@
+"""Layout helpers: newlines, indentation, whole-line statements, import and helper insertion."""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from ..model import Edit
+from ..platforms import Version
+from ..semantics.module import Reference
+from ..semantics.source import Lines, TokenFacts
+
+#: The GPU test the guard fixes insert (and the guards recognise).
+HELPER_NAME = "has_gpu_backend"
+
+
+@dataclass
+class FixContext:
+    """The module being fixed, parsed and tokenized at most once for all of its fixes."""
+
+    source: str
+    path: str | None
+    version: Version | None
+    #: the analysed tree, used when the whole source does not parse
+    fallback_tree: ast.Module | None = None
+
+    @cached_property
+    def lines(self) -> Lines:
+        return Lines(self.source)
+
+    @cached_property
+    def tree(self) -> ast.Module | None:
+        """Module-level facts (imports, helpers) need every statement, not a sparse view."""
+        try:
+            return ast.parse(self.source)
+        except (SyntaxError, ValueError):
+            return self.fallback_tree
+
+    @cached_property
+    def tokens(self) -> TokenFacts:
+        return TokenFacts(self.source)
+
+    @cached_property
+    def newline(self) -> str:
+        m = re.search(r"\r\n|\r|\n", self.source)
+        return m.group(0) if m else "\n"
+
+    def indent_unit(self, near: str) -> str:
+        """The file's indentation step, read from its INDENT tokens (strings do not count)."""
+        if "\t" in near:
+            return "\t"
+        first = self._first_indent
+        if first is None:
+            return "    "
+        if "\t" in first:
+            return "\t"
+        width = len(first) - len(near) if first.startswith(near) and near else len(first)
+        return " " * (width if 0 < width <= 8 else 4)
+
+    @cached_property
+    def _first_indent(self) -> str | None:
+        try:
+            for tok in tokenize.generate_tokens(io.StringIO(self.source).readline):
+                if tok.type == tokenize.INDENT:
+                    return tok.string
+        except (tokenize.TokenError, SyntaxError):
+            pass
+        return None
+
+    def string_interior(self) -> set[int]:
+        """Lines that begin inside a multi-line string (only tokenized when one may exist)."""
+        if '"""' in self.source or "'''" in self.source:
+            return self.tokens.string_interior
+        return set()
+
+    def expr_text(self, node: ast.AST) -> str:
+        return ast.get_source_segment(self.source, node) or ast.unparse(node)
+
+
+def apply_edits(source: str, edits: Sequence[Edit]) -> str:
+    lines = Lines(source)
+
+    def offset(line: int, col: int) -> int:
+        if line > len(lines.starts):
+            return len(source)
+        return lines.starts[line - 1] + col
+
+    spans = sorted(
+        ((offset(e.start_line, e.start_col), offset(e.end_line, e.end_col), e.new_text) for e in edits),
+        reverse=True,
+    )
+    out = source
+    for start, end, text in spans:
+        out = out[:start] + text + out[end:]
+    return out
+
+
+def stmt_start(node: ast.stmt) -> int:
+    decorators: list[ast.expr] = getattr(node, "decorator_list", None) or []
+    return min([node.lineno, *(d.lineno for d in decorators)])
+
+
+def indent_of(text: str) -> str:
+    return text[: len(text) - len(text.lstrip(" \t"))]
+
+
+def whole_lines(lines: Lines, first_stmt: ast.stmt, last_stmt: ast.stmt) -> bool:
+    """The statements own their lines: nothing else before the first or after the last."""
+    decorators: list[ast.expr] = getattr(first_stmt, "decorator_list", None) or []
+    start = min(
+        [(first_stmt.lineno, first_stmt.col_offset), *((d.lineno, d.col_offset - 1) for d in decorators)]
+    )
+    head = lines.text(start[0]).encode("utf-8")
+    indent = len(head) - len(head.lstrip(b" \t"))
+    end_line = last_stmt.end_lineno or last_stmt.lineno
+    tail = lines.text(end_line).encode("utf-8")[last_stmt.end_col_offset or 0 :].decode("utf-8", "replace")
+    return start[1] == indent and (not tail.strip() or tail.strip().startswith("#"))
+
+
+def block_of(ref: Reference) -> list[ast.stmt] | None:
+    """The statement list that holds the statement of ``ref``."""
+    stmt = ref.statement
+    for parent in reversed(ref.ancestors):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(parent, name, None)
+            if isinstance(block, list) and any(s is stmt for s in block):
+                return block
+    return None
+
+
+def reindent(lines: Lines, first: int, last: int, prefix: str, interior: set[int], nl: str) -> str:
+    """Lines ``first..last`` with ``prefix`` added (string interiors and blank lines kept)."""
+    out = []
+    for n in range(first, last + 1):
+        text = lines.text(n)
+        if n in interior or not text.strip():
+            out.append(text + nl)
+        else:
+            out.append(prefix + text + nl)
+    return "".join(out)
+
+
+def call_arg(call: ast.Call, index: int, name: str) -> ast.expr | None:
+    if len(call.args) > index:
+        return call.args[index]
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    return None
+
+
+def replace_lines(ctx: FixContext, first: int, last: int, new: str) -> Edit:
+    """An edit replacing whole lines ``first..last`` by ``new`` (which ends in a newline)."""
+    lines = ctx.lines
+    if last < len(lines.starts):
+        return Edit(first, 0, last + 1, 0, new)
+    return Edit(first, 0, last, len(lines.text(last)), new[: -len(ctx.newline)])
+
+
+# ---------------------------------------------------------------- module-level inserts
+
+
+def _module_binds(tree: ast.Module, name: str) -> bool:
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
+            return True
+        if isinstance(stmt, ast.Import):
+            for a in stmt.names:
+                if (a.asname or a.name.split(".")[0]) == name:
+                    return True
+        if isinstance(stmt, ast.ImportFrom):
+            for a in stmt.names:
+                if (a.asname or a.name) == name:
+                    return True
+        if isinstance(stmt, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in stmt.targets
+        ):
+            return True
+    return False
+
+
+def _import_block_end(tree: ast.Module) -> int:
+    """Line after which new imports go (0: top of file)."""
+    last = 0
+    for i, stmt in enumerate(tree.body):
+        is_doc = (
+            i == 0
+            and isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Constant)
+            and isinstance(stmt.value.value, str)
+        )
+        is_import = isinstance(stmt, (ast.Import, ast.ImportFrom))
+        is_guarded_import = isinstance(stmt, ast.Try) and all(
+            isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body
+        )
+        if is_doc or is_import or is_guarded_import:
+            last = stmt.end_lineno or stmt.lineno
+        else:
+            break
+    return last
+
+
+def module_edits(ctx: FixContext, tree: ast.Module, need: Sequence[str]) -> list[Edit]:
+    """Imports and the GPU-test helper a fix relies on, inserted once after the import block."""
+    nl = ctx.newline
+    unit = ctx.indent_unit("")
+    lines = ctx.lines
+    at = _import_block_end(tree)
+    pieces: list[str] = []
+    for module in need:
+        if module != HELPER_NAME and not _module_binds(tree, module):
+            pieces.append(f"import {module}{nl}")
+    helper = HELPER_NAME in need and not _module_binds(tree, HELPER_NAME)
+    if helper:
+        pieces.append(
+            f"{nl}{nl}def {HELPER_NAME}() -> bool:{nl}"
+            f'{unit}"""True when JAX runs on a GPU backend (cuda or rocm)."""{nl}'
+            f'{unit}return jax.default_backend() in ("gpu", "cuda", "rocm"){nl}'
+        )
+        # two blank lines after the helper, counting those already there
+        blank = 0
+        while at + 1 + blank < len(lines.starts) and blank < 2 and not lines.text(at + 1 + blank).strip():
+            blank += 1
+        pieces.append(nl * (2 - blank))
+    if not pieces:
+        return []
+    text = "".join(pieces)
+    if at == 0:
+        if helper:
+            text = text.lstrip("\r\n") + ("" if text.endswith(nl + nl) else nl)
+        return [Edit(1, 0, 1, 0, text)]
+    if at < len(lines.starts):
+        return [Edit(at + 1, 0, at + 1, 0, text)]
+    end_text = lines.text(at)
+    return [Edit(at, len(end_text), at, len(end_text), nl + text.rstrip("\r\n"))]

@@ -1,0 +1,107 @@
+"""The server's commands (probe, effective configuration) and the start-up environment probe."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from lsprotocol import types
+
+from ..environment import InterpreterError, resolve_interpreter
+from ..probe import ProbeError, run_probe_async, verdict_line
+from ..project import interpreter_setting
+from .state import COMMAND_CONFIG, COMMAND_PROBE, SERVER, JaxTargetServer
+
+
+async def environment_probe(ls: JaxTargetServer) -> None:
+    """Resolve `auto` from the interpreter's real default backend, once, in the background."""
+    settings = ls.settings_for("file:///")
+    try:
+        python = resolve_interpreter(interpreter_setting(settings))
+        result = await run_probe_async(python, timeout=settings.probe_timeout_seconds, env_only=True)
+    except (InterpreterError, ProbeError, OSError) as exc:
+        python = interpreter_setting(settings) or "the default interpreter"
+        ls.log(f"environment probe of {python}: {exc}", types.MessageType.Info)
+        return
+    ls.log(
+        f"environment probe of {python}: jax {result.jax_version}, default backend {result.default_backend}"
+    )
+    ls.remember_probe(python, result)
+
+
+# ================================================================ commands
+
+
+@SERVER.command(COMMAND_CONFIG)
+def show_configuration(ls: JaxTargetServer, *args: Any) -> dict[str, Any]:
+    folders = list(ls.workspace.folders) or []
+    out: dict[str, Any] = {}
+    for folder in folders or ["file:///"]:
+        settings = ls.settings_for(folder.rstrip("/") + "/__jaxtarget__.py")
+        engine = ls.engines.engine(settings)
+        wire = settings.to_wire()
+        wire["effectiveTargets"] = sorted(engine.targets)
+        wire["python"] = engine.environment.python
+        wire["jaxVersion"] = engine.environment.jax_version
+        out[folder] = wire
+    return out
+
+
+@SERVER.command(COMMAND_PROBE)
+async def probe_backend(ls: JaxTargetServer, *args: Any) -> dict[str, Any]:
+    options = args[0] if args and isinstance(args[0], dict) else {}
+    uri = options.get("uri") if isinstance(options.get("uri"), str) else None
+    folders = list(ls.workspace.folders)
+    settings = ls.settings_for(
+        uri or (folders[0].rstrip("/") + "/__jaxtarget__.py" if folders else "file:///")
+    )
+    python = options.get("python")
+    if not isinstance(python, str) or not python:
+        python = interpreter_setting(settings)
+    try:
+        python = resolve_interpreter(python)
+    except InterpreterError as exc:
+        return _probe_failed(ls, python or "", ProbeError(exc.kind, str(exc)))
+    token = str(uuid.uuid4())
+    progress = bool(ls.client_capabilities.window and ls.client_capabilities.window.work_done_progress)
+    if progress:
+        await ls.work_done_progress.create_async(token)
+        ls.work_done_progress.begin(
+            token,
+            types.WorkDoneProgressBegin(
+                title="JAX Target: probing backends", message=python, cancellable=False
+            ),
+        )
+    _cancel_with_request(ls)
+    try:
+        result = await run_probe_async(python, timeout=settings.probe_timeout_seconds)
+    except ProbeError as exc:
+        return _probe_failed(ls, python, exc)
+    finally:
+        if progress:
+            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+    summary = verdict_line(result)
+    ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=summary))
+    ls.log(f"probe of {python}: {summary} ({result.seconds:.1f} s)")
+    ls.remember_probe(python, result)
+    return {"ok": True, "python": python, "summary": summary, "result": result.data}
+
+
+def _probe_failed(ls: JaxTargetServer, python: str, exc: ProbeError) -> dict[str, Any]:
+    message = f"jaxtarget probe failed: {exc}"
+    ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
+    ls.log(message, types.MessageType.Error)
+    return {"ok": False, "python": python, "error": {"kind": exc.kind, "message": str(exc)}}
+
+
+def _cancel_with_request(ls: JaxTargetServer) -> None:
+    """Cancel the running command's task when the client cancels its request.
+
+    pygls runs a command in a task of its own and cancels only the outer request
+    future on `$/cancelRequest`; linking the two lets a cancel kill the probe child.
+    """
+    task = asyncio.current_task()
+    outer = ls.protocol._request_futures.get(ls.protocol.msg_id) if ls.protocol.msg_id is not None else None
+    if task is not None and outer is not None:
+        outer.add_done_callback(lambda future: task.cancel() if future.cancelled() else None)

@@ -1,0 +1,1 @@
+"""One module per rule (code, docs, APIs, detection, fixes, examples) and their registry."""

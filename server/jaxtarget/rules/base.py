@@ -1,0 +1,182 @@
+"""What a rule is: its code, docs, APIs, detection, fixes and examples, in one class.
+
+A rule reads the semantic model of a module (``CheckContext.module``) and yields
+``Violation``s; the engine turns them into findings, filters suppressions and
+keeps each violation so that its fixes can be built on request. A rule's
+examples are run as tests and printed as its documentation.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..apis import Api, ArgCondition, ProbeCase
+from ..fixes.guard import guard_fix, skip_test_fix
+from ..fixes.layout import FixContext
+from ..fixes.suppress import suppress_fix
+from ..model import Fix, Severity, Span
+from ..platforms import Version, targets_text
+from ..semantics.module import Module, Reference
+
+DOCS_URL = "https://github.com/jaxtarget/jaxtarget/blob/main/docs/rules.md"
+
+
+@dataclass(frozen=True)
+class Example:
+    """A module the rule must report (INVALID: exactly the ``expect`` codes) or must not (VALID).
+
+    For an INVALID example, ``fixed`` is the module after the fix of kind ``fix``
+    (default: the rule's first applicable fix) of its first finding.
+    """
+
+    source: str
+    expect: tuple[str, ...] = ()
+    fixed: str | None = None
+    fix: str | None = None
+    targets: tuple[str, ...] = ("cpu", "tpu")
+    path: str = "example.py"
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What a rule's detection reads: the module's facts, the targets and the JAX version."""
+
+    module: Module
+    targets: frozenset[str]
+    version: Version | None
+
+    def reachable(self, ref: Reference) -> frozenset[str]:
+        """Targets on which the code at ``ref`` can run, given its guards."""
+        return self.targets if ref.allowed is None else self.targets & ref.allowed
+
+    def failing(self, ref: Reference, api: Api) -> frozenset[str]:
+        """Reachable targets that cannot lower ``api``."""
+        return self.reachable(ref) - api.platforms(self.version)
+
+
+@dataclass
+class Violation:
+    """One place a rule found, with what its message and fixes need."""
+
+    rule: Rule
+    ref: Reference
+    api: Api
+    failing: frozenset[str]
+    #: references whose statements belong with this one (a guard takes them along)
+    companions: tuple[Reference, ...] = ()
+    related: tuple[tuple[Span, str], ...] = ()
+
+
+FixBuilder = Callable[[FixContext, Violation], Fix | None]
+
+
+@dataclass(frozen=True)
+class FixSpec:
+    """One kind of fix a rule offers: how to build it, and what it does (for the docs)."""
+
+    kind: str
+    build: FixBuilder
+    doc: str
+
+
+def condition_holds(call: ast.Call | None, cond: ArgCondition) -> bool:
+    """Whether a call visibly passes the argument that makes the API platform-limited."""
+    if call is None:
+        return False
+    for kw in call.keywords:
+        if kw.arg == cond.keyword:
+            if cond.value is None:
+                return not (isinstance(kw.value, ast.Constant) and kw.value.value is None)
+            return isinstance(kw.value, ast.Constant) and kw.value.value == cond.value
+    return False
+
+
+class Rule:
+    """A diagnostic code with its documentation, detection, fixes and examples."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    message: ClassVar[str]
+    why: ClassVar[str]
+    severity: ClassVar[Severity]
+    apis: ClassVar[tuple[Api, ...]]
+    fixes: ClassVar[tuple[FixSpec, ...]]
+    #: the fix kind that fix-all and `check --format json` apply (None: none)
+    autofix: ClassVar[str | None] = None
+    #: public names, other than its APIs, whose uses the rule reads (wrappers, ...)
+    context: ClassVar[frozenset[str]] = frozenset()
+    #: a paragraph hover adds for this rule's APIs
+    hover_note: ClassVar[str] = ""
+    #: programs the probe runs for this rule, by case id (the first is the headline)
+    probe_cases: ClassVar[tuple[tuple[str, ProbeCase], ...]] = ()
+    valid: ClassVar[tuple[Example, ...]]
+    invalid: ClassVar[tuple[Example, ...]]
+
+    @property
+    def url(self) -> str:
+        return f"{DOCS_URL}#{self.code.lower()}-{self.name}"
+
+    def check(self, ctx: CheckContext) -> Iterator[Violation]:
+        raise NotImplementedError
+
+    def render(self, v: Violation, version: Version | None) -> str:
+        """The finding's message, from the rule's template."""
+        api = v.api
+        return self.message.format(
+            api=api.display,
+            lowers=api.lowers_text(version),
+            failing=targets_text(v.failing),
+            error=api.error.split(":", 1)[0],
+            condition=f" {api.condition.text}" if api.condition else "",
+        )
+
+    def references(self, ctx: CheckContext) -> Iterator[tuple[Reference, Api]]:
+        """The module's references to this rule's APIs, where their condition holds."""
+        by_name = {api.qualname: api for api in self.apis}
+        for ref in ctx.module.references:
+            api = by_name.get(ref.qualname)
+            if api is None:
+                continue
+            if api.condition is not None and not condition_holds(ref.call, api.condition):
+                continue
+            yield ref, api
+
+    def limited_calls(self, ctx: CheckContext) -> Iterator[Violation]:
+        """References to this rule's APIs that a reachable target cannot lower."""
+        for ref, api in self.references(ctx):
+            failing = ctx.failing(ref, api)
+            if failing:
+                yield Violation(self, ref, api, failing)
+
+
+# ---------------------------------------------------------------- fixes every rule may offer
+
+
+def _guard(ctx: FixContext, v: Violation) -> Fix | None:
+    return guard_fix(ctx, v.rule.code, v)
+
+
+def _skip_test(ctx: FixContext, v: Violation) -> Fix | None:
+    return skip_test_fix(ctx, v.rule.code, v)
+
+
+def _suppress(ctx: FixContext, v: Violation) -> Fix | None:
+    return suppress_fix(ctx, v.rule.code, v.ref.span)
+
+
+GUARD = FixSpec(
+    "guard",
+    _guard,
+    "wrap the statement in `if <backend test>:` whose `else` raises `NotImplementedError` "
+    "naming the backends the API needs",
+)
+SKIP_TEST = FixSpec(
+    "skip-test",
+    _skip_test,
+    "in a test file, mark the test function `@pytest.mark.skipif(not <backend test>, ...)`",
+)
+SUPPRESS = FixSpec("suppress", _suppress, "add `# jaxtarget: ignore[CODE]` to the line")

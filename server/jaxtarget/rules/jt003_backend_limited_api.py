@@ -1,0 +1,183 @@
+"""JT003 backend-limited-api: linear algebra, scaled matmuls and cuDNN attention limited to some platforms."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..apis import CPU_ONLY, NO_TPU, Api, ArgCondition, Lowering, ProbeCase, square_probe
+from .base import GUARD, SKIP_TEST, SUPPRESS, CheckContext, Example, Rule, Violation
+
+_MISSING_RULE = "NotImplementedError: MLIR translation rule for primitive not found"
+_PIVOTING = ArgCondition("pivoting", True, "with pivoting=True")
+_CUDNN = ArgCondition("implementation", "cudnn", 'with implementation="cudnn"')
+_BLOCK_SCALED = (Lowering("cuda"), Lowering("rocm", since="0.9.0"))
+
+
+def _limited(
+    qualname: str,
+    display: str,
+    lowers_on: tuple[Lowering, ...],
+    probe: ProbeCase | None,
+    condition: ArgCondition | None = None,
+) -> Api:
+    return Api(qualname, display, lowers_on, _MISSING_RULE, condition=condition, probe=probe)
+
+
+def _square(qualname: str, display: str, lowers_on: tuple[Lowering, ...], call: str, n: int = 1) -> Api:
+    return _limited(qualname, display, lowers_on, ProbeCase(square_probe(call, n)))
+
+
+APIS: tuple[Api, ...] = (
+    _square("jax.numpy.linalg.eig", "jnp.linalg.eig", NO_TPU, "jnp.linalg.eig(*a)"),
+    _square("jax.numpy.linalg.eigvals", "jnp.linalg.eigvals", NO_TPU, "jnp.linalg.eigvals(*a)"),
+    _square("jax.lax.linalg.eig", "lax.linalg.eig", NO_TPU, "lax.linalg.eig(*a)"),
+    _limited(
+        "jax.numpy.roots",
+        "jnp.roots",
+        NO_TPU,
+        ProbeCase(
+            "f = jax.jit(lambda p: jnp.roots(p, strip_zeros=False))\n"
+            "args = (jax.ShapeDtypeStruct((4,), jnp.float32),)\n"
+        ),
+    ),
+    _square(
+        "jax.scipy.linalg.rsf2csf", "jax.scipy.linalg.rsf2csf", NO_TPU, "jax.scipy.linalg.rsf2csf(*a)", 2
+    ),
+    _square("jax.scipy.linalg.schur", "jax.scipy.linalg.schur", CPU_ONLY, "jax.scipy.linalg.schur(*a)"),
+    _square("jax.scipy.linalg.sqrtm", "jax.scipy.linalg.sqrtm", CPU_ONLY, "jax.scipy.linalg.sqrtm(*a)"),
+    _square(
+        "jax.scipy.linalg.funm", "jax.scipy.linalg.funm", CPU_ONLY, "jax.scipy.linalg.funm(a[0], jnp.exp)"
+    ),
+    _square(
+        "jax.scipy.linalg.solve_sylvester",
+        "jax.scipy.linalg.solve_sylvester",
+        CPU_ONLY,
+        "jax.scipy.linalg.solve_sylvester(*a)",
+        3,
+    ),
+    _square("jax.lax.linalg.schur", "lax.linalg.schur", CPU_ONLY, "lax.linalg.schur(*a)"),
+    _square(
+        "jax.scipy.linalg.hessenberg",
+        "jax.scipy.linalg.hessenberg",
+        CPU_ONLY,
+        "jax.scipy.linalg.hessenberg(*a)",
+    ),
+    _square("jax.lax.linalg.hessenberg", "lax.linalg.hessenberg", CPU_ONLY, "lax.linalg.hessenberg(*a)"),
+    _limited(
+        "jax.lax.linalg.qr",
+        "lax.linalg.qr",
+        NO_TPU,
+        ProbeCase(square_probe("lax.linalg.qr(a[0], pivoting=True)")),
+        condition=_PIVOTING,
+    ),
+    _limited(
+        "jax.scipy.linalg.qr",
+        "jax.scipy.linalg.qr",
+        NO_TPU,
+        ProbeCase(square_probe("jax.scipy.linalg.qr(a[0], pivoting=True)")),
+        condition=_PIVOTING,
+    ),
+    _square("jax.lax.linalg.tridiagonal", "lax.linalg.tridiagonal", NO_TPU, "lax.linalg.tridiagonal(a[0])"),
+    _limited(
+        "jax.nn.scaled_matmul",
+        "jax.nn.scaled_matmul",
+        _BLOCK_SCALED,
+        ProbeCase(
+            "f = jax.jit(jax.nn.scaled_matmul)\n"
+            "args = (jax.ShapeDtypeStruct((1, 128, 64), jnp.float8_e4m3fn),\n"
+            "        jax.ShapeDtypeStruct((1, 128, 64), jnp.float8_e4m3fn),\n"
+            "        jax.ShapeDtypeStruct((1, 128, 2), jnp.float8_e8m0fnu),\n"
+            "        jax.ShapeDtypeStruct((1, 128, 2), jnp.float8_e8m0fnu))\n"
+        ),
+    ),
+    _limited(
+        "jax.nn.scaled_dot_general",
+        "jax.nn.scaled_dot_general",
+        _BLOCK_SCALED,
+        ProbeCase(
+            'cfg = jax.nn.get_scaled_dot_general_config("mxfp8")\n'
+            "f = jax.jit(lambda a, b: jax.nn.scaled_dot_general(\n"
+            "    a, b, (((2,), (2,)), ((0,), (0,))), configs=[cfg, cfg, cfg]))\n"
+            "args = (jax.ShapeDtypeStruct((1, 128, 64), jnp.bfloat16),\n"
+            "        jax.ShapeDtypeStruct((1, 128, 64), jnp.bfloat16))\n"
+        ),
+        condition=ArgCondition("configs", None, "with block-scale configs"),
+    ),
+    _limited(
+        "jax.nn.dot_product_attention",
+        "jax.nn.dot_product_attention",
+        (Lowering("cuda"),),
+        ProbeCase(
+            "f = jax.jit(lambda q, k, v: jax.nn.dot_product_attention(q, k, v,"
+            ' implementation="cudnn"))\n'
+            "args = tuple(jax.ShapeDtypeStruct((1, 8, 2, 16), jnp.bfloat16) for _ in range(3))\n",
+            verifiable=False,
+            reason="the cuDNN implementation fails at trace time on a machine without cuDNN",
+        ),
+        condition=_CUDNN,
+    ),
+)
+
+_EIG = "import jax.numpy as jnp\n\nw, v = jnp.linalg.eig(a)\n"
+_EIG_FIXED = """\
+import jax.numpy as jnp
+import jax
+
+if jax.default_backend() in ("cpu", "gpu", "cuda", "rocm"):
+    w, v = jnp.linalg.eig(a)
+else:
+    raise NotImplementedError("jnp.linalg.eig requires one of: cpu, cuda, rocm")
+"""
+_SCHUR = """\
+import jax.scipy.linalg
+
+
+def test_schur_is_upper_triangular(a):
+    t, z = jax.scipy.linalg.schur(a)
+    assert (t == t.triu()).all()
+"""
+_SCHUR_FIXED = """\
+import jax.scipy.linalg
+import pytest
+
+
+@pytest.mark.skipif(not jax.default_backend() in ("cpu",), reason="jax.scipy.linalg.schur requires one of: cpu")
+def test_schur_is_upper_triangular(a):
+    t, z = jax.scipy.linalg.schur(a)
+    assert (t == t.triu()).all()
+"""
+
+
+class BackendLimitedApi(Rule):
+    code = "JT003"
+    name = "backend-limited-api"
+    summary = "API that lowers only on some platforms used while a target cannot lower it"
+    message = "`{api}`{condition} only lowers on {lowers}; {failing} would fail to lower"
+    why = (
+        "Some public JAX APIs have lowering rules for only some platforms: eigen-"
+        "decompositions have no TPU lowering, `schur`, `sqrtm` and `hessenberg` lower "
+        "only on CPU, the block-scaled matmuls and the cuDNN attention need a GPU. "
+        "The failure appears only when the program is compiled for that platform."
+    )
+    severity = "warning"
+    apis = APIS
+    fixes = (GUARD, SKIP_TEST, SUPPRESS)
+    autofix = "guard"
+    invalid = (
+        Example(_EIG, ("JT003",), fixed=_EIG_FIXED, targets=("tpu",)),
+        Example(
+            _SCHUR,
+            ("JT003",),
+            fixed=_SCHUR_FIXED,
+            fix="skip-test",
+            targets=("cpu", "gpu"),
+            path="tests/test_schur.py",
+        ),
+    )
+    valid = (
+        Example(_EIG, targets=("cpu", "cuda")),
+        Example("from jax import lax\n\nq, r = lax.linalg.qr(a, pivoting=False)\n", targets=("tpu",)),
+    )
+
+    def check(self, ctx: CheckContext) -> Iterator[Violation]:
+        yield from self.limited_calls(ctx)

@@ -1,0 +1,1 @@
+"""The rule-agnostic semantic layer: source views, scopes, resolution, guards, the module model."""

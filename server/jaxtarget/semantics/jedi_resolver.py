@@ -1,0 +1,130 @@
+"""jedi glue: resolve names against the JAX installed in the user's interpreter.
+
+The one module that talks to jedi. Answers are cached per environment (and per
+set of wanted names), so a warm check asks jedi nothing new.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import jedi
+
+from .resolver import Query, Spot
+
+
+class JediResolver:
+    """Resolution through jedi in the user's own environment."""
+
+    exact = True
+    reason = ""
+
+    def __init__(self, environment: jedi.api.environment.Environment) -> None:
+        self.environment = environment
+        self._cache: dict[tuple[Query, frozenset[str]], str | None] = {}
+        self._lock = threading.Lock()
+        self._definitions: dict[frozenset[str], dict[str, str]] = {}
+
+    def definitions(self, wanted: frozenset[str]) -> dict[str, str]:
+        """Map jedi's ``full_name`` of each wanted definition to its public name."""
+        found = self._definitions.get(wanted)
+        if found is None:
+            names = sorted(wanted)
+            modules = sorted({n.rsplit(".", 1)[0] for n in names})
+            lines = [f"import {m}" for m in modules]
+            first = len(lines) + 1
+            lines += names
+            script = jedi.Script("\n".join(lines) + "\n", environment=self.environment)
+            found = {}
+            for i, name in enumerate(names):
+                for d in _goto(script, first + i, len(name)):
+                    if d.full_name:
+                        found.setdefault(d.full_name, name)
+            self._definitions[wanted] = found
+        return found
+
+    def resolve(self, queries: Sequence[Query], wanted: frozenset[str]) -> list[str | None]:
+        with self._lock:
+            missing = [q for q in dict.fromkeys(queries) if (q, wanted) not in self._cache]
+            if missing:
+                self._resolve_batch(missing, wanted)
+            return [self._cache[(q, wanted)] for q in queries]
+
+    def _resolve_batch(self, queries: Sequence[Query], wanted: frozenset[str]) -> None:
+        defs = self.definitions(wanted)
+        star = [q for q in queries if q.binding.kind == "star" or q.binding.level]
+        scoped = [q for q in queries if q not in star]
+        if scoped:
+            lines: list[str] = []
+            spots: list[tuple[Query, int, int]] = []
+            for i, q in enumerate(scoped):
+                lines.append(f"def _jaxtarget_{i}():")
+                lines.append(f"    {q.binding.statement()}")
+                lines.append(f"    {q.dotted}")
+                spots.append((q, len(lines), 4 + len(q.dotted)))
+            self._run("\n".join(lines) + "\n", spots, defs, wanted)
+        for q in star:
+            # star and relative imports cannot live in a function: one script each
+            src = f"{q.binding.statement()}\n{q.dotted}\n"
+            self._run(src, [(q, 2, len(q.dotted))], defs, wanted)
+
+    def _run(
+        self,
+        src: str,
+        spots: Sequence[tuple[Query, int, int]],
+        defs: dict[str, str],
+        wanted: frozenset[str],
+    ) -> None:
+        script = jedi.Script(src, environment=self.environment)
+        for q, line, col in spots:
+            self._cache[(q, wanted)] = _match(_goto(script, line, col), defs)
+
+    def resolve_in_file(
+        self, source: str, path: str | None, spots: Sequence[Spot], wanted: frozenset[str]
+    ) -> list[str | None]:
+        """Full-file resolution for names whose binding the engine could not pin down."""
+        with self._lock:
+            defs = self.definitions(wanted)
+            script = jedi.Script(source, path=path, environment=self.environment)
+            return [_match(_goto(script, s.line, s.col), defs) for s in spots]
+
+    def describe(self, qualname: str) -> tuple[str, str]:
+        """Signature and docstring of a public name, from the user's installed JAX."""
+        module = qualname.rsplit(".", 1)[0]
+        script = jedi.Script(f"import {module}\n{qualname}\n", environment=self.environment)
+        try:
+            names = script.infer(2, len(qualname))
+        except Exception:  # jedi can fail on odd environments; no docs then
+            return "", ""
+        for n in names:
+            try:
+                sigs = n.get_signatures()
+                signature = sigs[0].to_string() if sigs else ""
+                return signature, n.docstring(raw=True)
+            except Exception:  # a name jedi cannot describe: try the next one
+                continue
+        return "", ""
+
+
+def _goto(script: jedi.Script, line: int, col: int) -> list[jedi.api.classes.Name]:
+    try:
+        return list(script.goto(line, col, follow_imports=True))
+    except Exception:  # jedi can fail on odd code; treat as unresolved
+        return []
+
+
+def _match(names: Sequence[jedi.api.classes.Name], defs: dict[str, str]) -> str | None:
+    for n in names:
+        if n.full_name and n.full_name in defs:
+            return defs[n.full_name]
+    return None
+
+
+def create_environment(executable: str, same_as_running: bool) -> jedi.api.environment.Environment:
+    """jedi's environment for an interpreter (the running one is used in-process)."""
+    if same_as_running:
+        return jedi.api.environment.InterpreterEnvironment()
+    env = jedi.create_environment(executable, safe=False)
+    env.get_sys_path()
+    return env

@@ -1,0 +1,251 @@
+"""The semantic model of one module: resolved references and the facts rules read.
+
+Built once per document version, for every rule alike:
+
+1. a cheap text pass finds the lines naming a wanted API (or a guard or
+   wrapper the rules read); only the statements covering them are parsed
+   (sparse view) or walked (whole module);
+2. Python's scope rules find the statement binding each root name; the binding
+   and the dotted spelling go to the resolver (jedi in the user's environment,
+   or the imports alone);
+3. each resolved use of a wanted API becomes a ``Reference`` carrying the
+   platforms its guards let through.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..model import Span
+from .guards import SETUP_WORDS, Allowed, Resolved, allowed_platforms, module_pytestmark, restrict
+from .resolver import Binding, Query, Resolver, Spot
+from .scopes import (
+    AMBIGUOUS,
+    Candidate,
+    ScopeIndex,
+    binding_for,
+    collect,
+    import_aliases,
+    static_guess,
+)
+from .source import Lines, SourceView, lines_with_words
+from .wrapped import WrappedFunctions
+
+_Resolved = tuple[Candidate, str, str]
+
+
+@dataclass
+class Reference:
+    """A use of a wanted API that resolution confirmed."""
+
+    qualname: str
+    span: Span
+    node: ast.expr
+    ancestors: list[ast.AST]
+    call: ast.Call | None
+    #: platforms that can reach this use (None: any)
+    allowed: Allowed
+    resolved_by: str
+
+    @property
+    def statement(self) -> ast.stmt:
+        for node in reversed(self.ancestors):
+            if isinstance(node, ast.stmt):
+                return node
+        raise LookupError("reference outside a statement")
+
+    @property
+    def function(self) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        for node in reversed(self.ancestors):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return node
+        return None
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """What the rules ask the model to find: the APIs they report, and the context they read."""
+
+    subjects: frozenset[str]
+    context: frozenset[str] = frozenset()
+
+    @property
+    def all(self) -> frozenset[str]:
+        return self.subjects | self.context
+
+    def subject_terms(self) -> frozenset[str]:
+        return frozenset(q.rsplit(".", 1)[-1] for q in self.subjects)
+
+    def terms(self) -> frozenset[str]:
+        return frozenset(q.rsplit(".", 1)[-1] for q in self.all)
+
+    def might_be_mentioned(self, source: str) -> bool:
+        """A cheap test: can ``source`` hold a use of a subject at all?"""
+        return (
+            any(name in source for name in self.subject_terms()) or "import *" in source or " as " in source
+        )
+
+
+@dataclass
+class Module:
+    """Everything about one module version that is true for every rule."""
+
+    source: str
+    path: str | None
+    text: Lines
+    view: SourceView
+    resolver: Resolver | None = None
+    wanted: Wanted = field(default_factory=lambda: Wanted(frozenset()))
+    references: list[Reference] = field(default_factory=list)
+    #: id(node) -> public name, for every resolved load (subjects and context) in parsed code
+    resolved: dict[int, str] = field(default_factory=dict)
+    #: the names loads are collected for: the wanted terms and their import aliases
+    names: frozenset[str] = frozenset()
+    _wrapped: dict[frozenset[str], WrappedFunctions] = field(default_factory=dict)
+
+    @property
+    def tree(self) -> ast.Module:
+        return self.view.module()
+
+    @property
+    def stale(self) -> bool:
+        """A sparse parse that went wrong (the caller falls back to the whole module)."""
+        return self.view.failed or self.view.replaced
+
+    def wrapped(self, wrappers: frozenset[str]) -> WrappedFunctions:
+        """The functions that visibly run under any of the ``wrappers`` (public names)."""
+        found = self._wrapped.get(wrappers)
+        if found is None:
+            # the statements that name a wrapper, parsed and resolved now (sparse views)
+            terms = {q.rsplit(".", 1)[-1] for q in wrappers} | (self.names - self.wanted.terms())
+            if self.view.ensure(lines_with_words(self.text, terms)):
+                self.resolve_parsed()
+            ids = {node for node, name in self.resolved.items() if name in wrappers}
+            found = WrappedFunctions(self.view, self.text, ids)
+            self._wrapped[wrappers] = found
+        return found
+
+    def resolve_parsed(self) -> list[_Resolved]:
+        """Resolve every load of a wanted name in the parsed statements (answers are cached)."""
+        text, view = self.text, self.view
+        every = lines_with_words(text, self.names)
+        lines = [ln for ln in every if ln in view]
+        cands = list(collect(view.module(), lines, self.names))
+        roots = {c.root for c in cands}
+        lines_of: dict[str, list[int]] = {r: lines_with_words(text, (r,)) for r in roots}
+        if view.ensure(_binding_lines(view, roots, lines_of)):
+            lines = [ln for ln in every if ln in view]
+            cands = list(collect(view.module(), lines, self.names))
+        if re.search(r"import\s*\*", self.source):
+            lines_of["*"] = [1]
+        assert self.resolver is not None
+        resolved = _resolve(cands, view.module(), lines_of, self, self.resolver, self.wanted.all)
+        self.resolved = {id(c.node): name for c, name, _ in resolved}
+        return resolved
+
+    def reference_at(self, line: int, col: int) -> Reference | None:
+        for ref in self.references:
+            s = ref.span
+            if s.line == line and s.col <= col <= s.end_col:
+                return ref
+        return None
+
+
+def analyse(view: SourceView, text: Lines, path: str | None, resolver: Resolver, wanted: Wanted) -> Module:
+    """Build the semantic model of the module behind ``view``."""
+    module = Module(text.source, path, text, view, resolver, wanted)
+    source = text.source
+    setup = [
+        ln
+        for ln in lines_with_words(text, SETUP_WORDS)
+        if ln in view or "import" in text.text(ln) or not view.is_definition(ln)
+    ]
+    view.ensure(setup)
+    terms = wanted.terms()
+    aliases = (
+        import_aliases(view.module(), lines_with_words(text, ("import",)), terms)
+        if " as " in source
+        else set()
+    )
+    subject_lines = lines_with_words(text, wanted.subject_terms() | aliases)
+    if not subject_lines:
+        return module
+    view.ensure(subject_lines)
+    module.names = frozenset(terms | aliases)
+    resolved = module.resolve_parsed()
+    module.references = _references(resolved, text, view.module(), module.resolved, wanted.subjects)
+    return module
+
+
+def _binding_lines(view: SourceView, roots: Iterable[str], lines_of: dict[str, list[int]]) -> list[int]:
+    """Unparsed lines whose top-level statements might bind one of ``roots``."""
+    binding: list[int] = []
+    asked: set[tuple[int, str]] = set()
+    for r in roots:
+        for ln in lines_of[r]:
+            key = (view.chunk_index(ln), r)
+            if ln in view or key in asked:
+                continue
+            asked.add(key)
+            if view.may_bind_module_name(ln, r):
+                binding.append(ln)
+    return binding
+
+
+def _resolve(
+    cands: list[Candidate],
+    tree: ast.Module,
+    lines_of: dict[str, list[int]],
+    module: Module,
+    resolver: Resolver,
+    wanted: frozenset[str],
+) -> list[_Resolved]:
+    index = ScopeIndex(tree, lines_of)
+    queries: list[tuple[Candidate, Query]] = []
+    full: list[Candidate] = []
+    for cand in cands:
+        binding = binding_for(cand, index, tree)
+        if binding is None:
+            continue
+        if binding == AMBIGUOUS or (isinstance(binding, Binding) and binding.level):
+            full.append(cand)
+        elif isinstance(binding, Binding):
+            queries.append((cand, Query(binding, cand.dotted)))
+    by = "jedi" if resolver.exact else "imports"
+    out: list[_Resolved] = []
+    answers = resolver.resolve([q for _, q in queries], wanted)
+    for (cand, _), name in zip(queries, answers, strict=True):
+        if name is not None:
+            out.append((cand, name, by))
+    if full:
+        text = module.text
+        spots = [Spot(c.line, text.char_col(c.line, c.byte_col), static_guess(c, index, tree)) for c in full]
+        for cand, name in zip(
+            full, resolver.resolve_in_file(module.source, module.path, spots, wanted), strict=True
+        ):
+            if name is not None:
+                out.append((cand, name, by))
+    out.sort(key=lambda r: (r[0].line, r[0].byte_col))
+    return out
+
+
+def _references(
+    resolved: list[_Resolved], text: Lines, tree: ast.Module, names: Resolved, subjects: frozenset[str]
+) -> list[Reference]:
+    refs: list[Reference] = []
+    module_allowed = module_pytestmark(tree, names) if "pytestmark" in text.source else None
+    for c, qualname, by in resolved:
+        if qualname not in subjects:
+            continue
+        col = text.char_col(c.line, c.byte_col)
+        end = text.char_col(c.line, c.end_byte_col)
+        parent = c.ancestors[-1] if c.ancestors else None
+        call = parent if isinstance(parent, ast.Call) and parent.func is c.node else None
+        allowed = restrict(module_allowed, allowed_platforms(c.ancestors, c.node, names))
+        refs.append(
+            Reference(qualname, Span(c.line, col, c.line, end), c.node, c.ancestors, call, allowed, by)
+        )
+    return refs

@@ -1,0 +1,96 @@
+"""Which functions of a module visibly run under a given wrapper (such as ``shard_map``).
+
+A function runs under a wrapper when it is decorated with it, passed to it
+(directly, by name, as ``f=``/``fun=`` or through ``functools.partial``), is a
+lambda passed to it, or is called by name from a function that runs under it.
+The wrapper is recognised by what its loads resolved to, never by its name.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import re
+from collections.abc import Set
+
+from .guards import terminal
+from .source import Lines, SourceView, lines_matching
+
+
+def _mentions(node: ast.AST, wrappers: Set[int]) -> bool:
+    return any(id(sub) in wrappers for sub in ast.walk(node))
+
+
+class WrappedFunctions:
+    """Functions visibly run under the wrapper whose resolved loads are ``wrappers``."""
+
+    def __init__(self, view: SourceView, text: Lines, wrappers: Set[int]) -> None:
+        self.view = view
+        self.text = text
+        self.wrappers = wrappers
+        self._nodes: set[int] | None = None
+
+    def covers(self, ancestors: list[ast.AST], node: ast.AST) -> bool:
+        """Whether code at ``node`` (under ``ancestors``) runs under the wrapper."""
+        if not self.wrappers:
+            return False
+        for parent, child in itertools.pairwise([*ancestors, node]):
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                _mentions(d, self.wrappers) for d in parent.decorator_list
+            ):
+                return True
+            if (
+                isinstance(child, ast.Lambda)
+                and isinstance(parent, ast.Call)
+                and parent.args
+                and parent.args[0] is child
+                and _mentions(parent.func, self.wrappers)
+            ):
+                return True
+        nodes = self._wrapped()
+        return any(id(a) in nodes for a in ancestors)
+
+    def _wrapped(self) -> set[int]:
+        if self._nodes is not None:
+            return self._nodes
+        nodes: set[int] = set()
+        passed: set[str] = set()
+        roots: list[ast.AST] = []
+        for node in ast.walk(self.view.module()):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if any(_mentions(d, self.wrappers) for d in node.decorator_list):
+                    nodes.add(id(node))
+                    roots.append(node)
+            elif isinstance(node, ast.Call) and _mentions(node.func, self.wrappers):
+                target = node.args[0] if node.args else None
+                for kw in node.keywords:
+                    if kw.arg in ("f", "fun"):
+                        target = kw.value
+                if isinstance(target, ast.Call) and terminal(target.func) == "partial" and target.args:
+                    target = target.args[0]
+                if isinstance(target, ast.Name):
+                    passed.add(target.id)
+                elif isinstance(target, ast.Lambda):
+                    nodes.add(id(target))
+                    roots.append(target)
+        # functions passed to the wrapper, and the functions they call, run under it
+        wanted = set(passed) | {
+            sub.func.id
+            for root in roots
+            for sub in ast.walk(root)
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name)
+        }
+        seen: set[str] = set()
+        while wanted - seen:
+            new = wanted - seen
+            seen |= new
+            pattern = re.compile(rf"\bdef\s+(?:{'|'.join(re.escape(n) for n in sorted(new))})\b")
+            self.view.ensure(lines_matching(self.text, pattern))
+            for node in ast.walk(self.view.module()):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in new:
+                    nodes.add(id(node))
+                    for sub in ast.walk(node):
+                        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
+                            wanted.add(sub.func.id)
+        self._nodes = nodes
+        return nodes
