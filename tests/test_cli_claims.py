@@ -184,11 +184,6 @@ def test_cli_python_overrides_pyproject_interpreter(sendpy: Path) -> None:
     assert "note:" not in out.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a relative `interpreter` in pyproject.toml (README's example `.venv/bin/python`) is resolved "
-    "against the current folder, not the folder of the pyproject.toml that names it",
-)
 def test_relative_pyproject_interpreter_is_relative_to_the_pyproject(tmp_path: Path) -> None:
     (tmp_path / "tools").mkdir()
     _executable(tmp_path / "tools" / "python", f'#!/bin/sh\nexec {sys.executable} "$@"\n')
@@ -256,15 +251,7 @@ def test_nearest_pyproject_wins(tmp_path: Path) -> None:
     "inner",
     [
         pytest.param('[project]\nname = "sub"\n', id="other-tables-only"),
-        pytest.param(
-            '[project]\nname = "sub"\ndependencies = ["jaxtarget"]\n',
-            id="mentions-jaxtarget",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="a nearer pyproject.toml that mentions 'jaxtarget' anywhere (here as a dependency) "
-                "but has no [tool.jaxtarget] table hides the outer table: defaults apply instead",
-            ),
-        ),
+        pytest.param('[project]\nname = "sub"\ndependencies = ["jaxtarget"]\n', id="mentions-jaxtarget"),
     ],
 )
 def test_nearest_pyproject_without_a_table_does_not_hide_the_outer_table(tmp_path: Path, inner: str) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -270,11 +270,12 @@ def resolve(*layers: Layer, pyproject: str | None = None) -> Settings:
 # ---------------------------------------------------------------- layers from each source
 
 
-def parse_pyproject_table(table: Mapping[str, Any], source: str) -> tuple[Layer, list[Problem]]:
-    keys = {key: s for s in SETTINGS for key in s.pyproject}
-    problems: list[Problem] = []
+def _parse_items(
+    items: Iterable[tuple[str, Any]], keys: Mapping[str, Setting], source: str, problems: list[Problem]
+) -> Layer:
+    """The layer of (key, raw value) pairs, each parsed by the setting ``keys`` names."""
     values: dict[str, Any] = {}
-    for key, raw in table.items():
+    for key, raw in items:
         spec = keys.get(key)
         if spec is None:
             problems.append(Problem(source, key, "unknown setting"))
@@ -282,7 +283,13 @@ def parse_pyproject_table(table: Mapping[str, Any], source: str) -> tuple[Layer,
         parsed = spec.parse(raw, key, source, problems)
         if parsed is not None:
             values[spec.name] = parsed
-    return Layer(**values), problems
+    return Layer(**values)
+
+
+def parse_pyproject_table(table: Mapping[str, Any], source: str) -> tuple[Layer, list[Problem]]:
+    problems: list[Problem] = []
+    keys = {key: s for s in SETTINGS for key in s.pyproject}
+    return _parse_items(table.items(), keys, source, problems), problems
 
 
 def parse_editor_settings(raw: Any, source: str = "settings") -> tuple[Layer, list[Problem]]:
@@ -294,26 +301,17 @@ def parse_editor_settings(raw: Any, source: str = "settings") -> tuple[Layer, li
         return Layer(), [Problem(source, "jaxtarget", f"expected an object, got {raw!r}")]
     flat = {s.editor: s for s in SETTINGS if s.editor}
     nested = {key.partition(".")[0] for key in flat if "." in key}
-    values: dict[str, Any] = {}
+    items: list[tuple[str, Any]] = []
     for key, value in raw.items():
         if value is None or key in _CLIENT_ONLY_KEYS:
             continue
-        if key in nested:
-            if not isinstance(value, Mapping):
-                problems.append(Problem(source, key, f"expected an object, got {value!r}"))
-                continue
-            items = [(f"{key}.{leaf}", v) for leaf, v in value.items() if f"{key}.{leaf}" in flat]
+        if key not in nested:
+            items.append((key, value))
+        elif isinstance(value, Mapping):
+            items.extend((f"{key}.{leaf}", v) for leaf, v in value.items() if f"{key}.{leaf}" in flat)
         else:
-            items = [(key, value)]
-        for name, item in items:
-            spec = flat.get(name)
-            if spec is None:
-                problems.append(Problem(source, name, "unknown setting"))
-                continue
-            parsed = spec.parse(item, name, source, problems)
-            if parsed is not None:
-                values[spec.name] = parsed
-    return Layer(**values), problems
+            problems.append(Problem(source, key, f"expected an object, got {value!r}"))
+    return _parse_items(items, flat, source, problems), problems
 
 
 def cli_layer(flags: Mapping[str, Any]) -> tuple[Layer, list[Problem]]:
@@ -361,14 +359,35 @@ def find_pyproject(start: Path, stop: Path | None = None) -> Path | None:
         if candidate.is_file():
             if first is None:
                 first = candidate
-            try:
-                if "jaxtarget" in candidate.read_text(encoding="utf-8", errors="replace"):
-                    return candidate
-            except OSError:
-                pass
+            if _has_table(candidate):
+                return candidate
         if stop is not None and folder == stop:
             break
     return first
+
+
+def _from(base: Path, value: str) -> str:
+    """A relative path in a pyproject.toml means relative to its folder (bare names: PATH)."""
+    path = Path(value)
+    if path.is_absolute() or value.startswith("~") or ("/" not in value and "\\" not in value):
+        return value
+    return str(base / path)
+
+
+def _has_table(path: Path) -> bool:
+    """Whether a pyproject.toml has a [tool.jaxtarget] table (one that does not parse counts:
+    the error is then reported for it)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    if "jaxtarget" not in text:
+        return False
+    try:
+        tool = tomllib.loads(text).get("tool")
+    except tomllib.TOMLDecodeError:
+        return True
+    return isinstance(tool, Mapping) and "jaxtarget" in tool
 
 
 _PROJECT_CACHE: dict[Path, tuple[float, ProjectConfig]] = {}
@@ -401,6 +420,8 @@ def load_project(start: Path, stop: Path | None = None) -> ProjectConfig:
             )
         else:
             layer, problems = parse_pyproject_table(table, f"{source} [tool.jaxtarget]")
+            if layer.interpreter:
+                layer.values["interpreter"] = tuple(_from(path.parent, p) for p in layer.interpreter)
             result = ProjectConfig(path, path.parent, layer, tuple(problems))
     _PROJECT_CACHE[path] = (mtime, result)
     return result
