@@ -105,6 +105,7 @@ class Module:
     #: the names loads are collected for: the wanted terms and their import aliases
     names: frozenset[str] = frozenset()
     _wrapped: dict[frozenset[str], WrappedFunctions] = field(default_factory=dict)
+    _resolved_lines: set[int] = field(default_factory=set)
 
     @property
     def tree(self) -> ast.Module:
@@ -120,30 +121,30 @@ class Module:
         found = self._wrapped.get(wrappers)
         if found is None:
             # the statements that name a wrapper, parsed and resolved now (sparse views)
-            terms = {q.rsplit(".", 1)[-1] for q in wrappers} | (self.names - self.wanted.terms())
-            if self.view.ensure(lines_with_words(self.text, terms)):
-                self.resolve_parsed()
+            terms = frozenset({q.rsplit(".", 1)[-1] for q in wrappers} | (self.names - self.wanted.terms()))
+            todo = [ln for ln in lines_with_words(self.text, terms) if ln not in self._resolved_lines]
+            self.view.ensure(todo)
+            if todo:
+                self.resolve(todo, terms)
             ids = {node for node, name in self.resolved.items() if name in wrappers}
             found = WrappedFunctions(self.view, self.text, ids)
             self._wrapped[wrappers] = found
         return found
 
-    def resolve_parsed(self) -> list[_Resolved]:
-        """Resolve every load of a wanted name in the parsed statements (answers are cached)."""
+    def resolve(self, lines: list[int], names: frozenset[str]) -> list[_Resolved]:
+        """Resolve the loads of ``names`` in the statements on ``lines`` (answers are cached)."""
         text, view = self.text, self.view
-        every = lines_with_words(text, self.names)
-        lines = [ln for ln in every if ln in view]
-        cands = list(collect(view.module(), lines, self.names))
+        cands = list(collect(view.module(), lines, names))
         roots = {c.root for c in cands}
         lines_of: dict[str, list[int]] = {r: lines_with_words(text, (r,)) for r in roots}
         if view.ensure(_binding_lines(view, roots, lines_of)):
-            lines = [ln for ln in every if ln in view]
-            cands = list(collect(view.module(), lines, self.names))
+            cands = list(collect(view.module(), lines, names))
         if re.search(r"import\s*\*", self.source):
             lines_of["*"] = [1]
         assert self.resolver is not None
         resolved = _resolve(cands, view.module(), lines_of, self, self.resolver, self.wanted.all)
-        self.resolved = {id(c.node): name for c, name, _ in resolved}
+        self._resolved_lines.update(lines)
+        self.resolved.update((id(c.node), name) for c, name, _ in resolved)
         return resolved
 
     def reference_at(self, line: int, col: int) -> Reference | None:
@@ -175,7 +176,9 @@ def analyse(view: SourceView, text: Lines, path: str | None, resolver: Resolver,
         return module
     view.ensure(subject_lines)
     module.names = frozenset(terms | aliases)
-    resolved = module.resolve_parsed()
+    # the statements with a use, and the module-level setup (guards, pytestmark) around them
+    lines = sorted(set(subject_lines) | {ln for ln in setup if ln in view})
+    resolved = module.resolve(lines, module.names)
     module.references = _references(resolved, text, view.module(), module.resolved, wanted.subjects)
     return module
 

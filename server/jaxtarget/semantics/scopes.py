@@ -226,11 +226,13 @@ def collect(tree: ast.Module, lines: Sequence[int], names: frozenset[str]) -> It
     for stmt in tree.body:
         if not covers(stmt, lines):
             continue
-        memo = stmt.__dict__.get("_jaxtarget_candidates")
-        if memo is None or memo[0] != names:
-            memo = (names, list(_collect_in(stmt, names)))
-            stmt.__dict__["_jaxtarget_candidates"] = memo
-        for node, root, dotted, ancestors, line, col, end in memo[1]:
+        memo: dict[frozenset[str], list[_CandidateTail]] = stmt.__dict__.setdefault(
+            "_jaxtarget_candidates", {}
+        )
+        found = memo.get(names)
+        if found is None:
+            found = memo[names] = list(_collect_in(stmt, names))
+        for node, root, dotted, ancestors, line, col, end in found:
             yield Candidate(node, root, dotted, [tree, *ancestors], line, col, end)
 
 
