@@ -15,6 +15,7 @@ Built once per document version, for every rule alike:
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -106,6 +107,9 @@ class Module:
     names: frozenset[str] = frozenset()
     _wrapped: dict[frozenset[str], WrappedFunctions] = field(default_factory=dict)
     _resolved_lines: set[int] = field(default_factory=set)
+    #: (chunk, root) pairs already asked whether they bind the root in module scope
+    _binding_asked: set[tuple[int, str]] = field(default_factory=set)
+    _lines_of: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def tree(self) -> ast.Module:
@@ -136,8 +140,10 @@ class Module:
         text, view = self.text, self.view
         cands = list(collect(view.module(), lines, names))
         roots = {c.root for c in cands}
-        lines_of: dict[str, list[int]] = {r: lines_with_words(text, (r,)) for r in roots}
-        if view.ensure(_binding_lines(view, roots, lines_of)):
+        for r in roots - self._lines_of.keys():
+            self._lines_of[r] = lines_with_words(text, (r,))
+        lines_of = {r: self._lines_of[r] for r in roots}
+        if view.ensure(_binding_lines(view, roots, lines_of, self._binding_asked)):
             cands = list(collect(view.module(), lines, names))
         if re.search(r"import\s*\*", self.source):
             lines_of["*"] = [1]
@@ -183,12 +189,18 @@ def analyse(view: SourceView, text: Lines, path: str | None, resolver: Resolver,
     return module
 
 
-def _binding_lines(view: SourceView, roots: Iterable[str], lines_of: dict[str, list[int]]) -> list[int]:
-    """Unparsed lines whose top-level statements might bind one of ``roots``."""
+def _binding_lines(
+    view: SourceView, roots: Iterable[str], lines_of: dict[str, list[int]], asked: set[tuple[int, str]]
+) -> list[int]:
+    """Unparsed lines whose top-level statements might bind one of ``roots`` (not ``asked`` before)."""
     binding: list[int] = []
-    asked: set[tuple[int, str]] = set()
     for r in roots:
-        for ln in lines_of[r]:
+        lines = lines_of[r]
+        i = 0
+        while i < len(lines):
+            ln = lines[i]
+            # one question per chunk: skip the chunk's other lines
+            i = bisect.bisect_right(lines, view.chunk_last_line(ln), i + 1)
             key = (view.chunk_index(ln), r)
             if ln in view or key in asked:
                 continue

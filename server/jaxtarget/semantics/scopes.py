@@ -81,6 +81,41 @@ def covers(node: ast.AST, lines: Sequence[int]) -> bool:
     return i < len(lines) and lines[i] <= end
 
 
+def _scan_nodes(stack: list[ast.AST], name: str, lines: Sequence[int]) -> tuple[list[Bind], bool]:
+    """Bindings of ``name`` made by these nodes in their own scope (nested scopes skipped)."""
+    found: list[Bind] = []
+    is_global = False
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.extend(import_bindings(node, name))
+            continue
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            if name in node.names and isinstance(node, ast.Global):
+                is_global = True
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == name:
+                found.append(Other(node.lineno))
+            # decorators are evaluated in this scope
+            stack.extend(node.decorator_list)
+            continue
+        if isinstance(node, (ast.Lambda, *_COMPREHENSIONS)):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            if node.id == name:
+                found.append(Other(node.lineno))
+            continue
+        if isinstance(node, ast.ExceptHandler) and node.name == name:
+            found.append(Other(node.lineno))
+        if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name == name:
+            found.append(Other(node.lineno))
+        for child in ast.iter_child_nodes(node):
+            if not hasattr(child, "lineno") or covers(child, lines):
+                stack.append(child)
+    return found, is_global
+
+
 class ScopeIndex:
     """Answers "what binds name N in scope S" for the few names that matter."""
 
@@ -123,35 +158,18 @@ class ScopeIndex:
                     found.append(Other(gen.target.lineno))
             return found, False
         body: list[ast.stmt] = [] if isinstance(scope, ast.Lambda) else scope.body  # type: ignore[attr-defined]
-        stack: list[ast.AST] = [s for s in body if covers(s, lines)]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                found.extend(import_bindings(node, name))
-                continue
-            if isinstance(node, (ast.Global, ast.Nonlocal)):
-                if name in node.names and isinstance(node, ast.Global):
-                    is_global = True
-                continue
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                if node.name == name:
-                    found.append(Other(node.lineno))
-                # decorators are evaluated in this scope
-                stack.extend(node.decorator_list)
-                continue
-            if isinstance(node, (ast.Lambda, *_COMPREHENSIONS)):
-                continue
-            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-                if node.id == name:
-                    found.append(Other(node.lineno))
-                continue
-            if isinstance(node, ast.ExceptHandler) and node.name == name:
-                found.append(Other(node.lineno))
-            if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name == name:
-                found.append(Other(node.lineno))
-            for child in ast.iter_child_nodes(node):
-                if not hasattr(child, "lineno") or covers(child, lines):
-                    stack.append(child)
+        if isinstance(scope, ast.Module):
+            # the module is rebuilt per version, its statements are cached with their chunks
+            for stmt in body:
+                if covers(stmt, lines):
+                    memo: dict[str, list[Bind]] = stmt.__dict__.setdefault("_jaxtarget_module_bindings", {})
+                    hit = memo.get(name)
+                    if hit is None:
+                        hit = memo[name] = _scan_nodes([stmt], name, lines)[0]
+                    found.extend(hit)
+            return found, False
+        more, is_global = _scan_nodes([s for s in body if covers(s, lines)], name, lines)
+        found.extend(more)
         return found, is_global
 
     def star_imports(self) -> list[Binding]:

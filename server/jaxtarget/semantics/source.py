@@ -32,6 +32,7 @@ class Lines:
 
     def __init__(self, source: str) -> None:
         self.source = source
+        self._words: dict[str, list[int]] = {}
         if _ODD_BREAKS.search(source) is None:
             lengths = map(len, source.splitlines(keepends=True))
             self.starts = [0, *itertools.accumulate(lengths)]
@@ -42,6 +43,24 @@ class Lines:
 
     def line_of(self, offset: int) -> int:
         return bisect.bisect_right(self.starts, offset)
+
+    def word_lines(self, word: str) -> list[int]:
+        """Lines on which ``word`` occurs as a whole identifier (memoised per word)."""
+        hit = self._words.get(word)
+        if hit is None:
+            source, n, size = self.source, len(word), len(self.source)
+            hit = []
+            i = source.find(word)
+            while i != -1:
+                before = source[i - 1] if i else " "
+                after = source[i + n] if i + n < size else " "
+                if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+                    line = self.line_of(i)
+                    if not hit or hit[-1] != line:
+                        hit.append(line)
+                i = source.find(word, i + n)
+            self._words[word] = hit
+        return hit
 
     def offset(self, line: int) -> int:
         return self.starts[line - 1] if line <= len(self.starts) else len(self.source)
@@ -193,6 +212,7 @@ class SparseModule:
         self.starts = starts
         self.n_lines = len(text.starts)
         self._module: ast.Module | None = None
+        self._global_chunks: set[int] | None = None
 
     def __contains__(self, line: int) -> bool:
         """Whether the chunk holding ``line`` is parsed."""
@@ -200,6 +220,9 @@ class SparseModule:
 
     def chunk_index(self, line: int) -> int:
         return self._chunk_of(line)
+
+    def chunk_last_line(self, line: int) -> int:
+        return self._end_line(self._chunk_of(line))
 
     def _chunk_of(self, line: int) -> int:
         return bisect.bisect_right(self.starts, line) - 1
@@ -265,11 +288,24 @@ class SparseModule:
         first = self.chunk_first_line(line)
         if not first.startswith(("def ", "async ", "class ", "@")):
             return True
+        if self._global_chunks is None:
+            self._global_chunks = self._chunks_with("global")
+        if self._chunk_of(line) not in self._global_chunks and not first.startswith("@"):
+            m = _DEF_RE.match(first)
+            return m is None or m.group(1) == name
         chunk = self.chunk_text(line)
         m = _DEF_RE.match(first) if not first.startswith("@") else _DEF_RE.search(chunk)
         if m is None or m.group(1) == name:
             return True
         return "global" in chunk and re.search(rf"\bglobal\b[^\n]*\b{re.escape(name)}\b", chunk) is not None
+
+    def _chunks_with(self, word: str) -> set[int]:
+        source, found = self.text.source, set()
+        at = source.find(word)
+        while at >= 0:
+            found.add(self._chunk_of(self.text.line_of(at)))
+            at = source.find(word, at + len(word))
+        return found
 
     def module(self) -> ast.Module:
         if self._module is None:
@@ -312,6 +348,9 @@ class FullView:
     def chunk_index(self, line: int) -> int:
         return 0
 
+    def chunk_last_line(self, line: int) -> int:
+        return self.tree.body[-1].end_lineno or line if self.tree.body else line
+
 
 class SourceView(Protocol):
     """What the analysis needs of a parsed module, whole or sparse."""
@@ -334,21 +373,16 @@ class SourceView(Protocol):
 
     def chunk_index(self, line: int) -> int: ...
 
+    def chunk_last_line(self, line: int) -> int:
+        """The last line of the top-level statement (chunk) holding ``line``."""
+        ...
+
 
 def lines_with_words(text: Lines, words: Iterable[str]) -> list[int]:
     """Lines on which any of ``words`` occurs as a whole identifier."""
-    source = text.source
-    size = len(source)
     found: set[int] = set()
     for word in words:
-        n = len(word)
-        i = source.find(word)
-        while i != -1:
-            before = source[i - 1] if i else " "
-            after = source[i + n] if i + n < size else " "
-            if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-                found.add(text.line_of(i))
-            i = source.find(word, i + n)
+        found.update(text.word_lines(word))
     return sorted(found)
 
 
