@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -11,7 +12,7 @@ from jaxtarget.engine import Engine
 from jaxtarget.environment import load_environment
 from jaxtarget.rules.registry import APIS, RULES, rules_for_api
 
-from .conftest import CheckFn, token_at
+from .conftest import CheckFn, make_engine, token_at
 
 PAIR = textwrap.dedent(
     """\
@@ -84,30 +85,57 @@ UNGUARDED = {
     "unrelated-condition": "if debug:\n    {call}\n",
     "after-non-exiting-if": "def f(x):\n    if not has_gpu_backend():\n        print(x)\n    {call}\n",
     "ternary-else": "y = x if has_gpu_backend() else {call}\n",
+    "os-platform": 'import sys\nif sys.platform == "linux":\n    {call}\n',
+    "any-platform-attribute": 'if config.platform == "gpu":\n    {call}\n',
+    "helper-that-is-not-a-backend-test": "def on_gpu():\n    return True\nif on_gpu():\n    {call}\n",
 }
 
 HEADER = "import jax\nfrom jax import lax\n"
+#: the helper the guard fix writes: a predicate recognised by what it returns
+GUARD_HEADER = (
+    "import jax\nfrom jax import lax\n\n"
+    "def has_gpu_backend() -> bool:\n"
+    '    """True when JAX runs on a GPU backend (cuda or rocm)."""\n'
+    '    return jax.default_backend() in ("gpu", "cuda", "rocm")\n\n'
+)
 CALL = 'lax.psend(x, "i", [(0, 1)])'
 
 
 @pytest.mark.parametrize("name", sorted(GUARDED))
 def test_gpu_guards_silence_non_gpu_targets(check: CheckFn, name: str) -> None:
-    source = HEADER + GUARDED[name].format(call=CALL)
+    source = GUARD_HEADER + GUARDED[name].format(call=CALL)
     assert "JT001" not in codes(check(source, ("cpu", "tpu"))), name
 
 
 @pytest.mark.parametrize("name", sorted(UNGUARDED))
 def test_other_branches_are_reported(check: CheckFn, name: str) -> None:
-    source = HEADER + UNGUARDED[name].format(call=CALL)
+    source = GUARD_HEADER + UNGUARDED[name].format(call=CALL)
     assert "JT001" in codes(check(source, ("cpu",))), name
 
 
+CUDNN = 'q = jax.nn.dot_product_attention(q, k, v, implementation="cudnn")'  # lowers on cuda only
+
+
 def test_cuda_only_guard_still_reports_rocm_for_cuda_only_api(check: CheckFn) -> None:
-    source = HEADER + 'if jax.devices()[0].platform == "cpu":\n    w = jax.scipy.linalg.schur(a)\n'
-    assert codes(check(source, ("cpu", "cuda"))) == []
-    source = HEADER + "w = jax.scipy.linalg.schur(a)\n"
-    f = check(source, ("cpu", "cuda")).findings[0]
-    assert f.code == "JT003" and f.failing == ("cuda",)
+    bare = HEADER + CUDNN + "\n"
+    assert codes(check(bare, ("cuda",))) == []
+    (f,) = check(bare, ("cuda", "rocm")).findings
+    assert f.code == "JT003" and f.failing == ("rocm",)
+    # a GPU guard lets rocm run the call too: rocm is still reported, cuda is not
+    for test in ('jax.default_backend() == "gpu"', "has_gpu_backend()"):
+        gpu_guarded = GUARD_HEADER + f"if {test}:\n    {CUDNN}\n"
+        assert codes(check(gpu_guarded, ("cuda",))) == [], test
+        (f,) = check(gpu_guarded, ("cuda", "rocm")).findings
+        assert f.code == "JT003" and f.failing == ("rocm",), test
+        assert token_at(gpu_guarded, f.span.line, f.span.col, f.span.end_col) == "dot_product_attention"
+    # a cuda-only guard: rocm never reaches the call, so neither target is reported
+    for test in ('jax.default_backend() == "cuda"', 'jax.devices()[0].platform == "cuda"'):
+        cuda_guarded = HEADER + f"if {test}:\n    {CUDNN}\n"
+        assert codes(check(cuda_guarded, ("cuda", "rocm"))) == [], test
+        # the else branch is where rocm goes: the call there is reported for rocm
+        in_else = HEADER + f"if {test}:\n    pass\nelse:\n    {CUDNN}\n"
+        (f,) = check(in_else, ("cuda", "rocm")).findings
+        assert f.code == "JT003" and f.failing == ("rocm",), test
 
 
 @pytest.mark.parametrize(
@@ -211,11 +239,56 @@ def test_syntax_error_still_yields_findings_for_the_rest(check: CheckFn) -> None
     assert "JT001" in codes(analysis)
 
 
-@pytest.mark.parametrize(
-    "source", ["", "\n", "x = 1\n", "lax.", "from jax import lax\nlax.ps", "\ufeffimport jax\n"]
-)
-def test_degenerate_input_does_not_raise(check: CheckFn, source: str) -> None:
-    check(source)
+DEGENERATE_ENGINE = make_engine(("cpu",))
+_ON_LINE_3 = [("JT001", 3), ("JT002", 3)]  # CALL at module level on line 3: not under shard_map either
+#: source -> the findings (code, line), or a word the syntax error must name when nothing is found,
+#: or None: either the call's findings or no findings with a syntax error that says why
+DEGENERATE: dict[str, tuple[str, list[tuple[str, int]] | str | None]] = {
+    "empty": ("", []),
+    "newline": ("\n", []),
+    "plain": ("x = 1\n", []),
+    "dangling-attribute": ("lax.", []),
+    "partial-name": ("from jax import lax\nlax.ps", []),
+    "bom": ("\ufeffimport jax\n", []),
+    "bom-then-call": ("\ufeff" + HEADER + f"y = {CALL}\n", _ON_LINE_3),
+    "crlf": ((HEADER + f"y = {CALL}\n").replace("\n", "\r\n"), _ON_LINE_3),
+    "bare-cr": ((HEADER + f"y = {CALL}\n").replace("\n", "\r"), _ON_LINE_3),
+    "no-final-newline": (HEADER + f"y = {CALL}", _ON_LINE_3),
+    "form-feed": (HEADER + f"\x0cy = {CALL}\n", _ON_LINE_3),
+    "huge-string": (HEADER + "s = '" + "a" * 2_000_000 + f"'\ny = {CALL}\n", [("JT001", 4), ("JT002", 4)]),
+    "deep-brackets": (
+        HEADER + "x = " + "(" * 1000 + ")" * 1000 + f"\ny = {CALL}\n",
+        [("JT001", 4), ("JT002", 4)],
+    ),
+    "nul": (HEADER + f"y = {CALL}\n\0\n", "null bytes"),
+    "nul-only": ("\0", "null bytes"),
+    "binary": (bytes(range(256)).decode("latin-1"), "null bytes"),
+    "invalid-utf8": (HEADER + f"y = {CALL}\n" + b"s = '\xff\xfe'\n".decode("utf-8", "surrogateescape"), None),
+    "huge-line": (HEADER + f"y = {CALL}\n" + "x = " + "+".join(["1"] * 200_000) + "\n", None),
+}
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["whole", "sparse"])
+@pytest.mark.parametrize("name", sorted(DEGENERATE))
+def test_degenerate_input_does_not_raise(name: str, sparse: bool) -> None:
+    source, expected = DEGENERATE[name]
+    engine = DEGENERATE_ENGINE
+    analysis = engine.check(source, sparse=sparse, cache={} if sparse else None)
+    found = [(f.code, f.span.line) for f in analysis.findings]
+    if isinstance(expected, list):
+        assert found == expected
+    elif isinstance(expected, str):
+        assert found == []
+        assert analysis.syntax_error is not None and expected in analysis.syntax_error
+    elif found:
+        assert found == _ON_LINE_3
+    else:
+        assert analysis.syntax_error, "no findings and no reason given"
+    lines = re.split(r"\r\n|\r|\n", source)  # Python's own line breaks (not form feeds)
+    for f in analysis.findings:
+        assert lines[f.span.line - 1][f.span.col : f.span.end_col] == "psend"
+    # and the engine is still sound afterwards
+    assert codes(engine.check(PAIR, sparse=sparse, cache={} if sparse else None)) == ["JT001", "JT001"]
 
 
 def test_large_module(check: CheckFn) -> None:

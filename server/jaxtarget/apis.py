@@ -64,6 +64,8 @@ class Api:
     condition: ArgCondition | None = None
     probe: ProbeCase | None = None
     note: str = ""
+    #: the failure is raised while tracing (a surrounding ``try`` catches it), not when lowering
+    trace_time: bool = False
 
     @property
     def name(self) -> str:

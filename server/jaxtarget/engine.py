@@ -13,6 +13,7 @@ from .model import Finding, Fix, Severity
 from .platforms import Version, expand_targets, ordered
 from .rules.base import CheckContext, Violation
 from .rules.registry import RULES, WANTED
+from .semantics.conftest import conftest_pin
 from .semantics.module import Module, Reference, analyse
 from .semantics.source import ChunkCache, FullView, Lines, SparseModule, parse_recovering
 from .suppression import unsuppressed
@@ -109,7 +110,7 @@ class Engine:
             if not WANTED.might_be_mentioned(source):
                 return result
             view = SparseModule(text, cache)
-            module = analyse(view, text, path, resolver, WANTED)
+            module = analyse(view, text, path, resolver, WANTED, conftest_pin(path))
             violations = self._violations(module)
             if not module.stale:
                 if cache is not None:
@@ -122,7 +123,7 @@ class Engine:
         if not WANTED.might_be_mentioned(source):
             result.module = Module(source, path, text, FullView(tree))
             return result
-        module = analyse(FullView(tree), text, path, resolver, WANTED)
+        module = analyse(FullView(tree), text, path, resolver, WANTED, conftest_pin(path))
         return self._report(result, module, self._violations(module))
 
     def _violations(self, module: Module) -> list[Violation]:

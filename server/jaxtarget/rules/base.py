@@ -18,7 +18,7 @@ from ..fixes.guard import guard_fix, skip_test_fix
 from ..fixes.layout import FixContext
 from ..fixes.suppress import suppress_fix
 from ..model import Fix, Severity, Span
-from ..platforms import Version, targets_text
+from ..platforms import ALL_PLATFORMS, Version, targets_text
 from ..semantics.module import Module, Reference
 
 DOCS_URL = "https://github.com/jaxtarget/jaxtarget/blob/main/docs/rules.md"
@@ -53,8 +53,16 @@ class CheckContext:
         return self.targets if ref.allowed is None else self.targets & ref.allowed
 
     def failing(self, ref: Reference, api: Api) -> frozenset[str]:
-        """Reachable targets that cannot lower ``api``."""
-        return self.reachable(ref) - api.platforms(self.version)
+        """Reachable platforms that would have to lower ``api`` there and cannot."""
+        if ref.inspected or ref.expects_error or (ref.caught and api.trace_time):
+            return frozenset()
+        reachable = self.reachable(ref)
+        if api.condition is not None:
+            reachable &= condition_platforms(self.module, ref, api.condition)
+        if ref.pinned is not None:
+            # pinned code runs on that platform, wherever it is reached from
+            return ref.pinned - api.platforms(self.version) if reachable else frozenset()
+        return reachable - api.platforms(self.version)
 
 
 @dataclass
@@ -82,16 +90,38 @@ class FixSpec:
     doc: str
 
 
-def condition_holds(call: ast.Call | None, cond: ArgCondition) -> bool:
-    """Whether a call visibly passes the argument that makes the API platform-limited."""
-    if call is None:
-        return False
-    for kw in call.keywords:
+def condition_platforms(module: Module, ref: Reference, cond: ArgCondition) -> frozenset[str]:
+    """The platforms on which a use visibly passes the argument that makes the API platform-limited.
+
+    The keyword's value is read through single assignments and module constants, and a
+    value chosen by a backend test (``"cudnn" if on_gpu else "xla"``) holds only where
+    that test is true.
+    """
+    for kw in ref.keywords:
         if kw.arg == cond.keyword:
-            if cond.value is None:
-                return not (isinstance(kw.value, ast.Constant) and kw.value.value is None)
-            return isinstance(kw.value, ast.Constant) and kw.value.value == cond.value
-    return False
+            return _value_platforms(module, kw.value, [*ref.ancestors, ref.node], cond, 0)
+    return frozenset()
+
+
+def _value_platforms(
+    module: Module, value: ast.expr, chain: list[ast.AST], cond: ArgCondition, depth: int
+) -> frozenset[str]:
+    if isinstance(value, ast.Constant):
+        if cond.value is None:
+            return frozenset() if value.value is None else ALL_PLATFORMS
+        return ALL_PLATFORMS if value.value == cond.value else frozenset()
+    guards = module.guards
+    if isinstance(value, ast.IfExp):
+        true, false = guards.sets(value.test, chain)
+        return (true & _value_platforms(module, value.body, chain, cond, depth)) | (
+            false & _value_platforms(module, value.orelse, chain, cond, depth)
+        )
+    if isinstance(value, ast.Name) and depth < 4:
+        found = guards.values.value_of(value, chain)
+        if found is not None:
+            return _value_platforms(module, found[0], found[1], cond, depth + 1)
+    # a value that cannot be read: only a keyword that merely has to be passed holds
+    return ALL_PLATFORMS if cond.value is None else frozenset()
 
 
 class Rule:
@@ -141,7 +171,7 @@ class Rule:
             api = by_name.get(ref.qualname)
             if api is None:
                 continue
-            if api.condition is not None and not condition_holds(ref.call, api.condition):
+            if api.condition is not None and not condition_platforms(ctx.module, ref, api.condition):
                 continue
             yield ref, api
 

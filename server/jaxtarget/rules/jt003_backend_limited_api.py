@@ -19,8 +19,11 @@ def _limited(
     lowers_on: tuple[Lowering, ...],
     probe: ProbeCase | None,
     condition: ArgCondition | None = None,
+    trace_time: bool = False,
 ) -> Api:
-    return Api(qualname, display, lowers_on, _MISSING_RULE, condition=condition, probe=probe)
+    return Api(
+        qualname, display, lowers_on, _MISSING_RULE, condition=condition, probe=probe, trace_time=trace_time
+    )
 
 
 def _square(qualname: str, display: str, lowers_on: tuple[Lowering, ...], call: str, n: int = 1) -> Api:
@@ -115,6 +118,7 @@ APIS: tuple[Api, ...] = (
             reason="the cuDNN implementation fails at trace time on a machine without cuDNN",
         ),
         condition=_CUDNN,
+        trace_time=True,
     ),
 )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..apis import Api, ProbeCase
 from ..semantics.guards import GUARD_NAMES
 from ..semantics.module import Wanted
+from ..semantics.uses import USE_NAMES
 from .base import Rule
 from .jt001_gpu_only_collective import GpuOnlyCollective
 from .jt002_manual_sharding_required import ManualShardingRequired
@@ -25,7 +26,7 @@ APIS: dict[str, Api] = {api.qualname: api for rule in RULES for api in rule.apis
 #: What the semantic model must find for these rules.
 WANTED = Wanted(
     subjects=frozenset(APIS),
-    context=GUARD_NAMES.union(*(rule.context for rule in RULES)),
+    context=(GUARD_NAMES | USE_NAMES).union(*(rule.context for rule in RULES)),
 )
 
 #: The probe's fixed cases, by id; the first one's verdict is the probe's headline.

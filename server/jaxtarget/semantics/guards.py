@@ -1,10 +1,18 @@
 """Which backends can reach a piece of code, given the guards around it.
 
 Rule-agnostic: a guard restricts the set of platforms on which the guarded
-code runs (``if`` tests, conditional expressions, ``and`` chains, early exits,
-``assert``, skip decorators and a module-level ``pytestmark``). JAX's backend
-queries are recognised by what they resolve to, through the same resolver as
-everything else; ``None`` means "no restriction known".
+code runs. Read here: ``if`` tests, conditional expressions, ``and``/``or``
+chains, early exits (``return``, ``raise``, ``pytest.skip``, ``self.skipTest``)
+including ``if/elif/else`` chains, ``assert``, skip decorators (unittest,
+pytest, jax's ``jtu.run_on_devices``/``skip_on_devices``), skips in ``setUp``
+and ``setUpClass``, and a module-level ``pytestmark``.
+
+A backend test is recognised by what it computes, through the resolver: JAX's
+backend queries (``jax.default_backend()``, the ``.platform`` of a device from
+``jax.devices()``, jax's test-util predicates), also when stored in a variable
+or module constant or returned by a small predicate function of any name
+(values.py). ``sys.platform`` and other ``.platform`` attributes are not
+backend tests. Sets are exact: ``ALL`` means "no restriction known".
 """
 
 from __future__ import annotations
@@ -13,27 +21,71 @@ import ast
 import itertools
 from collections.abc import Mapping, Sequence
 
-from ..platforms import ALL_PLATFORMS, GPU_PLATFORMS, platforms_of
+from ..platforms import ALL_PLATFORMS, platforms_of
+from .values import Values
 
-#: JAX's backend queries; the semantic layer resolves loads of these names.
+ALL = ALL_PLATFORMS
+NONE: frozenset[str] = frozenset()
+
+#: JAX's backend queries and test vocabulary; the semantic layer resolves loads of these names.
 DEFAULT_BACKEND = "jax.default_backend"
-GUARD_NAMES: frozenset[str] = frozenset({DEFAULT_BACKEND})
+_JTU = "jax._src.test_util"
+#: calls whose value is the name of the backend
+BACKEND_CALLS = frozenset({DEFAULT_BACKEND, f"{_JTU}.device_under_test"})
+#: calls whose result's ``.platform`` is the backend's name
+BACKEND_OBJECTS = frozenset(
+    {"jax.extend.backend.get_backend", "jax.lib.xla_bridge.get_backend", "jax._src.xla_bridge.get_backend"}
+)
+#: calls returning a list of devices (their ``.platform`` is the backend's name)
+DEVICE_LISTS = frozenset({"jax.devices", "jax.local_devices"})
+#: predicate -> (platforms where it can be true, whether it is false everywhere else)
+PREDICATES: dict[str, tuple[frozenset[str], bool]] = {
+    f"{_JTU}.is_device_cuda": (frozenset({"cuda"}), True),
+    f"{_JTU}.is_device_rocm": (frozenset({"rocm"}), True),
+    f"{_JTU}.is_device_tpu": (frozenset({"tpu"}), True),
+    f"{_JTU}.is_device_tpu_at_least": (frozenset({"tpu"}), False),
+    f"{_JTU}.is_cuda_compute_capability_at_least": (frozenset({"cuda"}), False),
+    f"{_JTU}.is_cuda_compute_capability_equal": (frozenset({"cuda"}), False),
+    f"{_JTU}.is_cuda_version_at_least": (frozenset({"cuda"}), False),
+    # capability probes that can only be true on a GPU
+    "jaxlib.gpu_solver.has_magma": (frozenset({"cuda", "rocm"}), False),
+    "jax._src.lib.gpu_solver.has_magma": (frozenset({"cuda", "rocm"}), False),
+}
+#: calls that raise unless JAX runs on one of these platforms (capability checks)
+RAISERS: dict[str, frozenset[str]] = {
+    "jax._src.cudnn.fused_attention_stablehlo.check_cudnn_version": frozenset({"cuda"}),
+}
+DEVICE_MATCHES = f"{_JTU}.test_device_matches"
+RUN_ON_DEVICES = f"{_JTU}.run_on_devices"
+SKIP_ON_DEVICES = f"{_JTU}.skip_on_devices"
+GUARD_NAMES: frozenset[str] = frozenset(
+    {
+        *BACKEND_CALLS,
+        *BACKEND_OBJECTS,
+        *DEVICE_LISTS,
+        *PREDICATES,
+        *RAISERS,
+        DEVICE_MATCHES,
+        RUN_ON_DEVICES,
+        SKIP_ON_DEVICES,
+    }
+)
 
-#: Helpers that are GPU tests by convention (the fix inserts the first one).
-GPU_TEST_FUNCTIONS = frozenset({"has_gpu_backend", "is_gpu_backend", "gpu_available"})
-_TERMINATING_CALLS = frozenset({"skip", "exit", "fail"})
+_EXIT_CALLS = frozenset({"skip", "exit", "fail", "skipTest"})
+_SKIP_IF = frozenset({"skipif", "skipIf"})
+_SKIP_ALWAYS = frozenset({"skip"})
+_SETUP_METHODS = ("setUp", "setUpClass")
 
 #: Words whose lines must be parsed so that guards can be read.
 SETUP_WORDS: tuple[str, ...] = (
     "import",
-    *sorted(GPU_TEST_FUNCTIONS),
-    "default_backend",
-    "platform",
     "pytestmark",
+    "setUpModule",
+    *sorted({q.rsplit(".", 1)[-1] for q in GUARD_NAMES} | {"platform"}),
 )
 
 Allowed = frozenset[str] | None
-Sets = tuple[Allowed, Allowed]
+Sets = tuple[frozenset[str], frozenset[str]]
 #: id(node) -> the public name a load resolved to
 Resolved = Mapping[int, str]
 
@@ -46,162 +98,331 @@ def terminal(node: ast.AST) -> str | None:
     return None
 
 
-def _is_backend_expr(node: ast.AST, resolved: Resolved) -> bool:
-    if isinstance(node, ast.Call) and resolved.get(id(node.func)) == DEFAULT_BACKEND:
-        return True
-    return bool(isinstance(node, ast.Attribute) and node.attr == "platform")
+def restrict(allowed: Allowed, more: Allowed) -> Allowed:
+    if more is None or more == ALL:
+        return allowed
+    return more if allowed is None else allowed & more
 
 
-def _string_set(node: ast.AST) -> frozenset[str] | None:
+def as_allowed(platforms: frozenset[str]) -> Allowed:
+    return None if platforms >= ALL else platforms
+
+
+def _string_set(node: ast.AST | None) -> frozenset[str] | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return platforms_of(node.value)
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
         out: set[str] = set()
         for elt in node.elts:
-            if not (isinstance(elt, ast.Constant) and isinstance(elt.value, str)):
+            found = _string_set(elt)
+            if found is None or isinstance(elt, (ast.Tuple, ast.List, ast.Set)):
                 return None
-            out |= platforms_of(elt.value)
+            out |= found
         return frozenset(out)
     return None
 
 
-def guard_sets(test: ast.AST, resolved: Resolved) -> Sets:
-    """Platforms on which the true branch / the false branch of ``test`` can run."""
-    if isinstance(test, ast.Call) and terminal(test.func) in GPU_TEST_FUNCTIONS and not test.args:
-        return GPU_PLATFORMS, ALL_PLATFORMS - GPU_PLATFORMS
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        body, orelse = guard_sets(test.operand, resolved)
-        return orelse, body
-    if isinstance(test, ast.Compare) and len(test.ops) == 1:
-        left, op, right = test.left, test.ops[0], test.comparators[0]
-        if _is_backend_expr(right, resolved) and isinstance(op, (ast.Eq, ast.NotEq)):
-            left, right = right, left
-        if _is_backend_expr(left, resolved):
-            values = _string_set(right)
-            if values is not None:
-                if isinstance(op, (ast.Eq, ast.In)):
-                    exact = len(values) <= 1 or isinstance(op, ast.In)
-                    return values, ALL_PLATFORMS - values if exact else None
-                if isinstance(op, (ast.NotEq, ast.NotIn)):
-                    return ALL_PLATFORMS - values, values
-    if isinstance(test, ast.BoolOp):
-        parts = [guard_sets(v, resolved) for v in test.values]
-        bodies = [b for b, _ in parts]
-        elses = [e for _, e in parts]
-        if isinstance(test.op, ast.And):
-            return _meet(bodies), _join(elses)
-        return _join(bodies), _meet(elses)
-    return None, None
+class Guards:
+    """Reads the guards of one module (its parsed statements and resolved names)."""
 
+    def __init__(self, tree: ast.Module, resolved: Resolved) -> None:
+        self.tree = tree
+        self.resolved = resolved
+        self.values = Values(tree)
+        #: conditions known true/false on the path to the code being judged (ast.dump -> truth)
+        self._assumed: dict[str, bool] = {}
 
-def _meet(sets: Sequence[Allowed]) -> Allowed:
-    """Where all of these hold (unknown ones left out)."""
-    known = [s for s in sets if s is not None]
-    return frozenset.intersection(*known) if known else None
+    # ------------------------------------------------------------ what expressions mean
 
+    def callee(self, node: ast.AST) -> str | None:
+        return self.resolved.get(id(node.func)) if isinstance(node, ast.Call) else None
 
-def _join(sets: Sequence[Allowed]) -> Allowed:
-    """Where any of these holds (unknown if any is unknown)."""
-    known = [s for s in sets if s is not None]
-    return frozenset.union(*known) if len(known) == len(sets) else None
-
-
-def restrict(allowed: Allowed, more: Allowed) -> Allowed:
-    if more is None:
-        return allowed
-    return more if allowed is None else allowed & more
-
-
-def _terminates(body: Sequence[ast.stmt]) -> bool:
-    if not body:
+    def _is_device(self, node: ast.AST, chain: Sequence[ast.AST], depth: int) -> bool:
+        if isinstance(node, ast.Subscript):
+            return self.callee(node.value) in DEVICE_LISTS
+        if isinstance(node, ast.Name) and depth < 4:
+            for comp in reversed(chain):
+                if isinstance(comp, (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
+                    for gen in comp.generators:
+                        if isinstance(gen.target, ast.Name) and gen.target.id == node.id:
+                            return self.callee(gen.iter) in DEVICE_LISTS
+            value = self.values.value_of(node, chain)
+            return value is not None and self._is_device(value[0], value[1], depth + 1)
         return False
-    last = body[-1]
-    if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
-        return True
-    return (
-        isinstance(last, ast.Expr)
-        and isinstance(last.value, ast.Call)
-        and terminal(last.value.func) in _TERMINATING_CALLS
-    )
 
+    def is_backend(self, node: ast.AST, chain: Sequence[ast.AST], depth: int = 0) -> bool:
+        """Whether ``node`` evaluates to the name of the backend JAX runs on."""
+        if isinstance(node, ast.Call):
+            return self.callee(node) in BACKEND_CALLS
+        if isinstance(node, ast.Attribute) and node.attr == "platform":
+            return self.callee(node.value) in BACKEND_OBJECTS or self._is_device(node.value, chain, depth)
+        if isinstance(node, ast.Name) and depth < 4:
+            value = self.values.value_of(node, chain)
+            return value is not None and self.is_backend(value[0], value[1], depth + 1)
+        return False
 
-def _early_exit(stmts: Sequence[ast.stmt], upto: ast.stmt, resolved: Resolved) -> Allowed:
-    """Platforms that still run ``upto`` after earlier guard-and-exit statements."""
-    allowed: Allowed = None
-    for stmt in stmts:
-        if stmt is upto:
-            break
+    def sets(self, test: ast.AST, chain: Sequence[ast.AST], depth: int = 0) -> Sets:
+        """Platforms on which ``test`` can be true, and those on which it can be false."""
+        if self._assumed and isinstance(
+            test, (ast.Name, ast.Attribute, ast.Compare, ast.Call, ast.Subscript)
+        ):
+            known = self._assumed.get(ast.dump(test))
+            if known is not None:
+                return (ALL, NONE) if known else (NONE, ALL)
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            true, false = self.sets(test.operand, chain, depth)
+            return false, true
+        if isinstance(test, ast.BoolOp):
+            parts = [self.sets(v, chain, depth) for v in test.values]
+            trues = [t for t, _ in parts]
+            falses = [f for _, f in parts]
+            if isinstance(test.op, ast.And):
+                return frozenset.intersection(*trues), frozenset.union(*falses)
+            return frozenset.union(*trues), frozenset.intersection(*falses)
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            return self._compare(test.left, test.ops[0], test.comparators[0], chain)
+        if isinstance(test, ast.Call):
+            return self._call_sets(test, chain, depth)
+        if isinstance(test, ast.Name) and depth < 4:
+            value = self.values.value_of(test, chain)
+            if value is not None:
+                return self.sets(value[0], value[1], depth + 1)
+        return ALL, ALL
+
+    def _compare(self, left: ast.expr, op: ast.cmpop, right: ast.expr, chain: Sequence[ast.AST]) -> Sets:
+        if self.is_backend(right, chain) and isinstance(op, (ast.Eq, ast.NotEq)):
+            left, right = right, left
+        if not self.is_backend(left, chain):
+            return ALL, ALL
+        values = _string_set(right)
+        if values is None and isinstance(right, ast.Name):
+            found = self.values.value_of(right, chain)
+            values = _string_set(found[0]) if found is not None else None
+        if values is None:
+            return ALL, ALL
+        if isinstance(op, (ast.Eq, ast.In)):
+            return values, ALL - values
+        if isinstance(op, (ast.NotEq, ast.NotIn)):
+            return ALL - values, values
+        return ALL, ALL
+
+    def _call_sets(self, test: ast.Call, chain: Sequence[ast.AST], depth: int) -> Sets:
+        name = self.callee(test)
+        if name in PREDICATES:
+            where, exact = PREDICATES[name]
+            exact = exact and not test.args and not test.keywords
+            return where, ALL - where if exact else ALL
+        if name == DEVICE_MATCHES and test.args:
+            values = _string_set(test.args[0])
+            return (values, ALL - values) if values is not None else (ALL, ALL)
+        if isinstance(test.func, ast.Name) and test.func.id in ("any", "all") and len(test.args) == 1:
+            arg = test.args[0]
+            if isinstance(arg, (ast.GeneratorExp, ast.ListComp)):
+                # every device of a process has the same platform
+                return self.sets(arg.elt, [*chain, arg], depth)
+        if isinstance(test.func, ast.Name) and not test.args and depth < 4:
+            body = self.values.returned_by(test.func, chain)
+            if body is not None:
+                return self.sets(body[0], body[1], depth + 1)
+        return ALL, ALL
+
+    # ------------------------------------------------------------ statements
+
+    def _exits(self, stmt: ast.stmt) -> bool:
+        if isinstance(stmt, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+            return True
+        return (
+            isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Call)
+            and terminal(stmt.value.func) in _EXIT_CALLS
+        )
+
+    def passes(self, stmt: ast.stmt, chain: Sequence[ast.AST]) -> frozenset[str]:
+        """Platforms on which execution can continue after ``stmt``."""
+        if self._exits(stmt):
+            return NONE
         if isinstance(stmt, ast.If):
-            body, orelse = guard_sets(stmt.test, resolved)
-            if _terminates(stmt.body) and (not stmt.orelse or not _terminates(stmt.orelse)):
-                allowed = restrict(allowed, orelse)
-            elif stmt.orelse and _terminates(stmt.orelse):
-                allowed = restrict(allowed, body)
-        elif isinstance(stmt, ast.Assert):
-            allowed = restrict(allowed, guard_sets(stmt.test, resolved)[0])
-    return allowed
+            true, false = self.sets(stmt.test, chain)
+            here = [*chain, stmt]
+            return (true & self.falls_through(stmt.body, here)) | (
+                false & self.falls_through(stmt.orelse, here)
+            )
+        if isinstance(stmt, ast.Assert):
+            return self.sets(stmt.test, chain)[0]
+        if isinstance(stmt, ast.Expr) and self.callee(stmt.value) in RAISERS:
+            return RAISERS[self.callee(stmt.value) or ""]
+        if type(stmt).__name__ in ("Try", "TryStar"):
+            # past the try: where the body completed, or a handler did
+            here = [*chain, stmt]
+            body = self.falls_through(getattr(stmt, "body", []), here)
+            body &= self.falls_through(getattr(stmt, "orelse", []), here)
+            for handler in getattr(stmt, "handlers", []):
+                body |= self.falls_through(handler.body, here)
+            return body & self.falls_through(getattr(stmt, "finalbody", []), here)
+        return ALL
 
+    def falls_through(self, block: Sequence[ast.stmt], chain: Sequence[ast.AST]) -> frozenset[str]:
+        """Platforms on which execution can run past the end of ``block``."""
+        out = ALL
+        for stmt in block:
+            out &= self.passes(stmt, chain)
+            if not out:
+                break
+        return out
 
-def _decorator_sets(decorators: Sequence[ast.expr], resolved: Resolved) -> Allowed:
-    allowed: Allowed = None
-    for dec in decorators:
-        if not isinstance(dec, ast.Call) or not dec.args:
-            continue
-        name = terminal(dec.func)
-        body, orelse = guard_sets(dec.args[0], resolved)
-        if name in ("skipif", "skipIf"):
-            allowed = restrict(allowed, orelse)
-        elif name == "skipUnless":
-            allowed = restrict(allowed, body)
-    return allowed
+    def _before(self, block: Sequence[ast.stmt], upto: ast.stmt, chain: Sequence[ast.AST]) -> frozenset[str]:
+        """Platforms that still reach ``upto`` after the statements before it in ``block``."""
+        out = ALL
+        for stmt in block:
+            if stmt is upto:
+                break
+            out &= self.passes(stmt, chain)
+        return out
+
+    def decorators(self, decorators: Sequence[ast.expr], chain: Sequence[ast.AST]) -> frozenset[str]:
+        out = ALL
+        for dec in decorators:
+            name = self.callee(dec)
+            if isinstance(dec, ast.Call) and name in (RUN_ON_DEVICES, SKIP_ON_DEVICES):
+                named = _string_set(ast.Tuple(elts=list(dec.args)))
+                if named is not None:
+                    out &= named if name == RUN_ON_DEVICES else ALL - named
+                continue
+            if terminal(dec.func if isinstance(dec, ast.Call) else dec) in _SKIP_ALWAYS and (
+                not isinstance(dec, ast.Call) or not dec.args or isinstance(dec.args[0], ast.Constant)
+            ):
+                # an unconditional skip (the argument, if any, is the reason)
+                out = NONE
+                continue
+            if not isinstance(dec, ast.Call) or not dec.args:
+                continue
+            word = terminal(dec.func)
+            true, false = self.sets(dec.args[0], chain)
+            if word in _SKIP_IF:
+                out &= false
+            elif word == "skipUnless":
+                out &= true
+        return out
+
+    def _class_setup(self, cls: ast.ClassDef, chain: Sequence[ast.AST], depth: int = 0) -> frozenset[str]:
+        """Platforms that get past the skips in a test class's ``setUp``/``setUpClass`` (and its bases')."""
+        out = ALL
+        here = [*chain, cls]
+        for stmt in cls.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in _SETUP_METHODS:
+                out &= self.decorators(stmt.decorator_list, here) & self.falls_through(
+                    stmt.body, [*here, stmt]
+                )
+        if depth < 3:
+            for base in cls.bases:
+                found = self.values.class_named(base) if isinstance(base, ast.Name) else None
+                if found is not None and found is not cls:
+                    out &= self._class_setup(found, [self.tree], depth + 1) & self.decorators(
+                        found.decorator_list, [self.tree]
+                    )
+        return out
+
+    def _module_setup(self) -> frozenset[str]:
+        out = ALL
+        for stmt in self.tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "setUpModule":
+                out &= self.falls_through(stmt.body, [self.tree, stmt])
+            elif isinstance(stmt, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "pytestmark" for t in stmt.targets
+            ):
+                marks = stmt.value.elts if isinstance(stmt.value, (ast.List, ast.Tuple)) else [stmt.value]
+                out &= self.decorators(marks, [self.tree])
+        return out
+
+    def _assume(self, test: ast.expr, truth: bool, chain: Sequence[ast.AST]) -> None:
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            self._assume(test.operand, not truth, chain)
+        elif isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) == truth:
+            for value in test.values:
+                self._assume(value, truth, chain)
+        elif isinstance(test, (ast.Name, ast.Attribute, ast.Compare, ast.Call, ast.Subscript)) and (
+            # only conditions that are not backend tests: those are read as guards
+            self.sets(test, chain) == (ALL, ALL)
+        ):
+            self._assumed[ast.dump(test)] = truth
+
+    def _path_conditions(self, chain: Sequence[ast.AST]) -> None:
+        """Record what the branches on the way to the code assume (``if pivoting:``, ``else:``)."""
+        self._assumed = {}
+        for i, (parent, child) in enumerate(itertools.pairwise(chain)):
+            above = chain[: i + 1]
+            if isinstance(parent, (ast.If, ast.While)) and any(c is child for c in parent.body):
+                self._assume(parent.test, True, above)
+            elif isinstance(parent, ast.If) and any(c is child for c in parent.orelse):
+                self._assume(parent.test, False, above)
+            elif isinstance(parent, ast.IfExp) and child is not parent.test:
+                self._assume(parent.test, child is parent.body, above)
+
+    def allowed(self, ancestors: Sequence[ast.AST], node: ast.AST) -> Allowed:
+        """Which platforms can reach ``node``, given the guards around it (None: any)."""
+        self._path_conditions([*ancestors, node])
+        try:
+            return self._allowed(ancestors, node)
+        finally:
+            self._assumed = {}
+
+    def _allowed(self, ancestors: Sequence[ast.AST], node: ast.AST) -> Allowed:
+        out = self._module_setup()
+        chain = [*ancestors, node]
+        for i, (parent, child) in enumerate(itertools.pairwise(chain)):
+            above = chain[: i + 1]
+            if isinstance(parent, ast.If):
+                true, false = self.sets(parent.test, above)
+                if any(c is child for c in parent.body):
+                    out &= true
+                elif any(c is child for c in parent.orelse):
+                    out &= false
+            elif isinstance(parent, ast.IfExp) and child is not parent.test:
+                true, false = self.sets(parent.test, above)
+                out &= true if child is parent.body else false
+            elif isinstance(parent, ast.BoolOp):
+                for value in parent.values:
+                    if value is child:
+                        break
+                    true, false = self.sets(value, above)
+                    out &= true if isinstance(parent.op, ast.And) else false
+            elif isinstance(parent, ast.While) and any(c is child for c in parent.body):
+                out &= self.sets(parent.test, above)[0]
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
+                c is child for c in parent.body
+            ):
+                out &= self.decorators(parent.decorator_list, above)
+                if (
+                    isinstance(parent, ast.ClassDef)
+                    and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and child.name not in _SETUP_METHODS
+                ):
+                    out &= self._class_setup(parent, above)
+            block = _block_of(parent, child)
+            if block is not None and isinstance(child, ast.stmt):
+                out &= self._before(block, child, [*above, parent] if above[-1] is not parent else above)
+            if not out:
+                break
+        return as_allowed(out)
+
+    def expects_error(self, ancestors: Sequence[ast.AST]) -> bool:
+        """Inside ``with self.assertRaises(...)`` / ``pytest.raises(...)``: the code is meant to fail."""
+        for node in ancestors:
+            if isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    ctx = item.context_expr
+                    if isinstance(ctx, ast.Call) and terminal(ctx.func) in (
+                        "assertRaises",
+                        "assertRaisesRegex",
+                        "raises",
+                    ):
+                        return True
+        return False
 
 
 def _block_of(parent: ast.AST, child: ast.AST) -> list[ast.stmt] | None:
-    for name in ("body", "orelse", "finalbody", "handlers"):
+    for name in ("body", "orelse", "finalbody"):
         block = getattr(parent, name, None)
         if isinstance(block, list) and any(c is child for c in block):
             return block
     return None
-
-
-def allowed_platforms(ancestors: Sequence[ast.AST], node: ast.AST, resolved: Resolved) -> Allowed:
-    """Which platforms can reach ``node``, given the guards around it (None: any)."""
-    allowed: Allowed = None
-    chain = [*ancestors, node]
-    for parent, child in itertools.pairwise(chain):
-        if isinstance(parent, (ast.If, ast.IfExp)):
-            body, orelse = guard_sets(parent.test, resolved)
-            if isinstance(parent, ast.If):
-                in_body = any(c is child for c in parent.body)
-                in_else = any(c is child for c in parent.orelse)
-            else:
-                in_body, in_else = parent.body is child, parent.orelse is child
-            if in_body:
-                allowed = restrict(allowed, body)
-            elif in_else:
-                allowed = restrict(allowed, orelse)
-        elif isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
-            for value in parent.values:
-                if value is child:
-                    break
-                allowed = restrict(allowed, guard_sets(value, resolved)[0])
-        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
-            c is child for c in parent.body
-        ):
-            allowed = restrict(allowed, _decorator_sets(parent.decorator_list, resolved))
-        block = _block_of(parent, child)
-        if block is not None and isinstance(child, ast.stmt):
-            allowed = restrict(allowed, _early_exit(block, child, resolved))
-    return allowed
-
-
-def module_pytestmark(tree: ast.Module, resolved: Resolved) -> Allowed:
-    """Platforms a module-level ``pytestmark = pytest.mark.skipif(...)`` lets run."""
-    allowed: Allowed = None
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "pytestmark" for t in stmt.targets
-        ):
-            marks = stmt.value.elts if isinstance(stmt.value, (ast.List, ast.Tuple)) else [stmt.value]
-            allowed = restrict(allowed, _decorator_sets(marks, resolved))
-    return allowed

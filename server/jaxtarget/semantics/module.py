@@ -21,7 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..model import Span
-from .guards import SETUP_WORDS, Allowed, Resolved, allowed_platforms, module_pytestmark, restrict
+from . import uses
+from .guards import SETUP_WORDS, Allowed, Guards, as_allowed
 from .resolver import Binding, Query, Resolver, Spot
 from .scopes import (
     AMBIGUOUS,
@@ -36,6 +37,8 @@ from .source import Lines, SourceView, lines_with_words
 from .wrapped import WrappedFunctions
 
 _Resolved = tuple[Candidate, str, str]
+#: a def this short that mentions a backend query is parsed: it may be a guard predicate
+_PREDICATE_LINES = 12
 
 
 @dataclass
@@ -50,6 +53,16 @@ class Reference:
     #: platforms that can reach this use (None: any)
     allowed: Allowed
     resolved_by: str
+    #: the platform the code is pinned to whatever the targets (None: not pinned)
+    pinned: frozenset[str] | None = None
+    #: only compared or inspected (``fn is lax.psend``, ``callable(...)``), never called through
+    inspected: bool = False
+    #: inside ``assertRaises``/``pytest.raises``: meant to fail
+    expects_error: bool = False
+    #: inside a ``try`` whose handler catches a trace-time error
+    caught: bool = False
+    #: the keywords the API is called with (its call's, or a ``functools.partial``'s)
+    keywords: list[ast.keyword] = field(default_factory=list)
 
     @property
     def statement(self) -> ast.stmt:
@@ -106,6 +119,9 @@ class Module:
     #: the names loads are collected for: the wanted terms and their import aliases
     names: frozenset[str] = frozenset()
     _wrapped: dict[frozenset[str], WrappedFunctions] = field(default_factory=dict)
+    _guards: Guards | None = None
+    #: the platform the project's conftest.py pins test processes to (None: none)
+    project_pin: frozenset[str] | None = None
     _resolved_lines: set[int] = field(default_factory=set)
     #: (chunk, root) pairs already asked whether they bind the root in module scope
     _binding_asked: set[tuple[int, str]] = field(default_factory=set)
@@ -114,6 +130,13 @@ class Module:
     @property
     def tree(self) -> ast.Module:
         return self.view.module()
+
+    @property
+    def guards(self) -> Guards:
+        """The guard reader over the parsed statements and the names resolved so far."""
+        if self._guards is None or self._guards.tree is not self.view.module():
+            self._guards = Guards(self.view.module(), self.resolved)
+        return self._guards
 
     @property
     def stale(self) -> bool:
@@ -161,14 +184,25 @@ class Module:
         return None
 
 
-def analyse(view: SourceView, text: Lines, path: str | None, resolver: Resolver, wanted: Wanted) -> Module:
-    """Build the semantic model of the module behind ``view``."""
-    module = Module(text.source, path, text, view, resolver, wanted)
+def analyse(
+    view: SourceView,
+    text: Lines,
+    path: str | None,
+    resolver: Resolver,
+    wanted: Wanted,
+    project_pin: frozenset[str] | None = None,
+) -> Module:
+    """Build the semantic model of the module behind ``view`` (``project_pin``: from a conftest.py)."""
+    module = Module(text.source, path, text, view, resolver, wanted, project_pin=project_pin)
     source = text.source
     setup = [
         ln
-        for ln in lines_with_words(text, SETUP_WORDS)
-        if ln in view or "import" in text.text(ln) or not view.is_definition(ln)
+        for ln in lines_with_words(text, (*SETUP_WORDS, *uses.PLATFORM_WORDS))
+        if ln in view
+        or "import" in text.text(ln)
+        or not view.is_definition(ln)
+        # small functions may be backend predicates
+        or view.chunk_last_line(ln) - ln <= _PREDICATE_LINES
     ]
     view.ensure(setup)
     terms = wanted.terms()
@@ -185,7 +219,8 @@ def analyse(view: SourceView, text: Lines, path: str | None, resolver: Resolver,
     # the statements with a use, and the module-level setup (guards, pytestmark) around them
     lines = sorted(set(subject_lines) | {ln for ln in setup if ln in view})
     resolved = module.resolve(lines, module.names)
-    module.references = _references(resolved, text, view.module(), module.resolved, wanted.subjects)
+    pin = uses.module_pin(view.module()) or project_pin
+    module.references = _references(resolved, text, module.guards, wanted.subjects, pin)
     return module
 
 
@@ -248,10 +283,13 @@ def _resolve(
 
 
 def _references(
-    resolved: list[_Resolved], text: Lines, tree: ast.Module, names: Resolved, subjects: frozenset[str]
+    resolved: list[_Resolved],
+    text: Lines,
+    guards: Guards,
+    subjects: frozenset[str],
+    pin: frozenset[str] | None,
 ) -> list[Reference]:
     refs: list[Reference] = []
-    module_allowed = module_pytestmark(tree, names) if "pytestmark" in text.source else None
     for c, qualname, by in resolved:
         if qualname not in subjects:
             continue
@@ -259,8 +297,23 @@ def _references(
         end = text.char_col(c.line, c.end_byte_col)
         parent = c.ancestors[-1] if c.ancestors else None
         call = parent if isinstance(parent, ast.Call) and parent.func is c.node else None
-        allowed = restrict(module_allowed, allowed_platforms(c.ancestors, c.node, names))
+        allowed = guards.allowed(c.ancestors, c.node)
+        branch = uses.branch(guards, c.ancestors, c.node)
+        allowed = as_allowed(branch if allowed is None else allowed & branch)
         refs.append(
-            Reference(qualname, Span(c.line, col, c.line, end), c.node, c.ancestors, call, allowed, by)
+            Reference(
+                qualname,
+                Span(c.line, col, c.line, end),
+                c.node,
+                c.ancestors,
+                call,
+                allowed,
+                by,
+                pinned=uses.pinned(guards, c.ancestors, c.node) or pin,
+                inspected=uses.inspected(c.ancestors, c.node),
+                expects_error=guards.expects_error(c.ancestors),
+                caught=uses.caught(c.ancestors, c.node),
+                keywords=uses.keywords(guards, c.ancestors, c.node),
+            )
         )
     return refs

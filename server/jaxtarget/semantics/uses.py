@@ -1,0 +1,305 @@
+"""How a reference is used: called or only inspected, pinned to a device, in a per-platform branch, caught.
+
+Rule-agnostic facts about the place of one reference, read from the parsed
+code and the names the resolver confirmed:
+
+- ``inspected``: a feature probe (``callable(lax.psend)``, ``fn is lax.psend``,
+  ``hasattr``), not a use that will be called;
+- ``pinned``: the platform the code runs on whatever the targets
+  (``with jax.default_device(jax.devices("cpu")[0])``, ``jax.jit(f, backend="cpu")``);
+- ``branch``: the platforms whose branch of ``lax.platform_dependent`` holds it;
+- ``caught``: inside a ``try`` whose handler catches a trace-time error;
+- ``keywords``: the keywords the API is called with, read through ``functools.partial``.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections.abc import Sequence
+
+from ..platforms import ALL_PLATFORMS, platforms_of
+from .guards import DEVICE_LISTS, Guards, terminal
+
+JIT = "jax.jit"
+DEFAULT_DEVICE = "jax.default_device"
+PLATFORM_DEPENDENT = "jax.lax.platform_dependent"
+PARTIAL = "functools.partial"
+USE_NAMES: frozenset[str] = frozenset({JIT, DEFAULT_DEVICE, PLATFORM_DEPENDENT, PARTIAL})
+
+#: builtins that look at a function without calling it
+_INSPECTORS = frozenset(
+    {
+        "callable",
+        "hasattr",
+        "getattr",
+        "isinstance",
+        "issubclass",
+        "id",
+        "print",
+        "repr",
+        "str",
+        "type",
+        "vars",
+        "dir",
+    }
+)
+#: exceptions whose handlers catch what a trace-time check raises
+_BROAD = frozenset({"Exception", "BaseException", "RuntimeError", "ValueError", "NotImplementedError"})
+
+
+#: config options and environment variables that choose the platform for the whole process
+_PLATFORM_OPTIONS = frozenset({"jax_platform_name", "jax_platforms"})
+PLATFORM_WORDS: tuple[str, ...] = ("jax_platform_name", "jax_platforms", "JAX_PLATFORMS", "JAX_PLATFORM_NAME")
+
+
+def _platform_value(key: ast.expr | None, value: ast.expr | None) -> frozenset[str] | None:
+    if not (isinstance(key, ast.Constant) and isinstance(value, ast.Constant)):
+        return None
+    if not (isinstance(key.value, str) and isinstance(value.value, str)):
+        return None
+    if key.value.lower() not in _PLATFORM_OPTIONS or not value.value:
+        return None
+    # "cpu" or a priority list such as "cuda,cpu": the first one that exists is used
+    return platforms_of(value.value.split(",")[0].strip()) or None
+
+
+def module_pin(tree: ast.Module) -> frozenset[str] | None:
+    """The platform a module (or a conftest.py) pins the whole process to at import time.
+
+    ``jax.config.update("jax_platform_name", "cpu")``, ``jax.config.update("jax_platforms", "cpu")``,
+    ``os.environ["JAX_PLATFORMS"] = "cpu"`` and ``os.environ.setdefault("JAX_PLATFORMS", "cpu")``.
+    """
+    found: frozenset[str] | None = None
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            call = stmt.value
+            method = call.func.attr if isinstance(call.func, ast.Attribute) else None
+            if method in ("update", "setdefault") and len(call.args) == 2:
+                found = _platform_value(call.args[0], call.args[1]) or found
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            if isinstance(target, ast.Subscript) and terminal(target.value) == "environ":
+                found = _platform_value(target.slice, stmt.value) or found
+    return found
+
+
+def inspected(ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
+    """A reference that is only compared or inspected, or stored in a module-level table.
+
+    Where an entry of a module-level table of functions is called is not visible
+    here (the test that calls it holds its guards), so storing it is no finding.
+    """
+    parent = ancestors[-1] if ancestors else None
+    if isinstance(parent, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
+        if not any(isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) for a in ancestors):
+            return True
+        if len(ancestors) > 1:
+            node, parent = parent, ancestors[-2]
+    if isinstance(parent, ast.Compare):
+        return True
+    return (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Name)
+        and parent.func.id in _INSPECTORS
+        and any(a is node for a in parent.args)
+    )
+
+
+def keywords(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> list[ast.keyword]:
+    """The keywords a use calls the API with: its own call's, or a ``partial``'s."""
+    parent = ancestors[-1] if ancestors else None
+    if isinstance(parent, ast.Call):
+        if parent.func is node:
+            return parent.keywords
+        if g.callee(parent) == PARTIAL and parent.args and parent.args[0] is node:
+            return parent.keywords
+    return []
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def device_platforms(
+    g: Guards, expr: ast.AST | None, chain: Sequence[ast.AST], depth: int = 0
+) -> frozenset[str] | None:
+    """The platform of a device expression such as ``jax.devices("cpu")[0]`` (None: unknown)."""
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Call):
+        call = expr.value
+        if g.callee(call) in DEVICE_LISTS:
+            arg = call.args[0] if call.args else _keyword(call, "backend")
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                return platforms_of(arg.value) or None
+    if isinstance(expr, ast.Name) and depth < 4:
+        found = g.values.value_of(expr, chain)
+        if found is not None:
+            return device_platforms(g, found[0], found[1], depth + 1)
+    return None
+
+
+def _jit_platforms(g: Guards, call: ast.Call, chain: Sequence[ast.AST]) -> frozenset[str] | None:
+    backend = _keyword(call, "backend")
+    if isinstance(backend, ast.Constant) and isinstance(backend.value, str):
+        return platforms_of(backend.value) or None
+    device = _keyword(call, "device")
+    return device_platforms(g, device, chain) if device is not None else None
+
+
+def _pinned_by_call(g: Guards, call: ast.Call, chain: Sequence[ast.AST]) -> frozenset[str] | None:
+    """``jax.jit(f, backend=...)`` or ``partial(jax.jit, backend=...)``: the platform it pins."""
+    name = g.callee(call)
+    if name == JIT:
+        return _jit_platforms(g, call, chain)
+    if name == PARTIAL and call.args and g.resolved.get(id(call.args[0])) == JIT:
+        return _jit_platforms(g, call, chain)
+    return None
+
+
+def _function_roles(
+    g: Guards, func: ast.FunctionDef | ast.AsyncFunctionDef, scope: ast.AST
+) -> list[tuple[ast.Call, int | str]] | None:
+    """Every use of ``func``'s name in ``scope``, as (call, position or keyword); None if used otherwise."""
+    roles: list[tuple[ast.Call, int | str]] = []
+    for node in ast.walk(scope):
+        if not isinstance(node, ast.Call):
+            continue
+        for i, arg in enumerate(node.args):
+            if isinstance(arg, ast.Name) and arg.id == func.name:
+                roles.append((node, i))
+        for kw in node.keywords:
+            if isinstance(kw.value, ast.Name) and kw.value.id == func.name and kw.arg:
+                roles.append((node, kw.arg))
+    loads = sum(
+        1
+        for n in ast.walk(scope)
+        if isinstance(n, ast.Name) and n.id == func.name and isinstance(n.ctx, ast.Load)
+    )
+    return roles if roles and loads == len(roles) else None
+
+
+def _enclosing_function(
+    chain: Sequence[ast.AST],
+) -> tuple[int, ast.FunctionDef | ast.AsyncFunctionDef] | None:
+    for i in range(len(chain) - 1, 0, -1):
+        node = chain[i]
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return i, node
+    return None
+
+
+def pinned(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> frozenset[str] | None:
+    """The platform the code at ``node`` is pinned to, whatever the targets (None: not pinned)."""
+    found: frozenset[str] | None = None
+    chain = [*ancestors, node]
+    for i, (parent, child) in enumerate(itertools.pairwise(chain)):
+        above = chain[: i + 1]
+        if isinstance(parent, (ast.With, ast.AsyncWith)) and any(c is child for c in parent.body):
+            for item in parent.items:
+                ctx = item.context_expr
+                if isinstance(ctx, ast.Call) and g.callee(ctx) == DEFAULT_DEVICE and ctx.args:
+                    found = device_platforms(g, ctx.args[0], above) or found
+        elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is child:
+            found = _pinned_by_call(g, parent, above) or found
+        elif isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+            c is child for c in parent.body
+        ):
+            for dec in parent.decorator_list:
+                if isinstance(dec, ast.Call):
+                    found = _pinned_by_call(g, dec, above) or found
+    if found is None:
+        found = _passed_function(g, chain, _pin_role)
+    return found
+
+
+def _pin_role(g: Guards, call: ast.Call, role: int | str, chain: Sequence[ast.AST]) -> frozenset[str] | None:
+    return _pinned_by_call(g, call, chain) if role == 0 else None
+
+
+def _branch_role(
+    g: Guards, call: ast.Call, role: int | str, chain: Sequence[ast.AST]
+) -> frozenset[str] | None:
+    if g.callee(call) != PLATFORM_DEPENDENT or not isinstance(role, str):
+        return None
+    return _branch_of(call, role)
+
+
+def _branch_of(call: ast.Call, keyword: str) -> frozenset[str]:
+    if keyword == "default":
+        named: set[str] = set()
+        for kw in call.keywords:
+            if kw.arg and kw.arg != "default":
+                named |= platforms_of(kw.arg)
+        return ALL_PLATFORMS - named
+    return platforms_of(keyword)
+
+
+def _passed_function(g: Guards, chain: Sequence[ast.AST], role_sets: object) -> frozenset[str] | None:
+    """For code in a function that its scope only passes to calls: the union of what each call gives."""
+    enclosing = _enclosing_function(chain)
+    if enclosing is None:
+        return None
+    i, func = enclosing
+    scope = next(
+        (
+            n
+            for n in reversed(chain[:i])
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module))
+        ),
+        None,
+    )
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        # a module-level function may be used in statements not parsed: no conclusion
+        return None
+    roles = _function_roles(g, func, scope)
+    if roles is None:
+        return None
+    out: set[str] = set()
+    for call, role in roles:
+        got = role_sets(g, call, role, chain[:i])  # type: ignore[operator]
+        if got is None:
+            return None
+        out |= got
+    return frozenset(out)
+
+
+def branch(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> frozenset[str]:
+    """The platforms whose ``lax.platform_dependent`` branch holds ``node`` (all when in none)."""
+    out = ALL_PLATFORMS
+    chain = [*ancestors, node]
+    for grand, parent in itertools.pairwise(chain):
+        if (
+            isinstance(parent, ast.keyword)
+            and parent.arg
+            and isinstance(grand, ast.Call)
+            and g.callee(grand) == PLATFORM_DEPENDENT
+        ):
+            out &= _branch_of(grand, parent.arg)
+    passed = _passed_function(g, chain, _branch_role)
+    return out & passed if passed is not None else out
+
+
+def caught(ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
+    """Inside a ``try`` body whose handler catches what a trace-time check raises (and does not re-raise)."""
+    chain = [*ancestors, node]
+    for parent, child in itertools.pairwise(chain):
+        # ast.Try, and ast.TryStar on Python 3.11+
+        if type(parent).__name__ in ("Try", "TryStar") and any(
+            c is child for c in getattr(parent, "body", ())
+        ):
+            handlers: list[ast.ExceptHandler] = getattr(parent, "handlers", [])
+            for handler in handlers:
+                if _catches(handler.type) and not (
+                    handler.body and isinstance(handler.body[-1], ast.Raise) and handler.body[-1].exc is None
+                ):
+                    return True
+    return False
+
+
+def _catches(kind: ast.expr | None) -> bool:
+    if kind is None:
+        return True
+    if isinstance(kind, ast.Tuple):
+        return any(_catches(e) for e in kind.elts)
+    name = kind.attr if isinstance(kind, ast.Attribute) else kind.id if isinstance(kind, ast.Name) else None
+    return name in _BROAD

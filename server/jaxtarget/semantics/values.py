@@ -1,0 +1,148 @@
+"""What a name holds, where Python's scope rules make it certain: for guards and argument conditions.
+
+``value_of`` finds the one assignment that binds a name in the innermost scope
+that binds it (a local variable, a module constant); ``returned_by`` reads a
+small function whose body returns one expression (a predicate such as
+``def has_gpu(): return jax.default_backend() == "gpu"``). Anything less
+certain (several assignments, a parameter, a loop target, a name bound in code
+not parsed) is ``None``: unknown.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Sequence
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_NESTED = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+
+Found = tuple[ast.expr, list[ast.AST]]
+_UNKNOWN = object()
+
+
+def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of ``scope``'s body that belong to it (nested scopes' bodies left out)."""
+    body: list[ast.AST] = [scope.body] if isinstance(scope, ast.Lambda) else list(getattr(scope, "body", []))
+    stack = body[::-1]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, _NESTED):
+            # decorators, defaults and bases are evaluated in this scope; names are bound here
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _params(scope: ast.AST) -> set[str]:
+    if not isinstance(scope, _FUNCTIONS):
+        return set()
+    a = scope.args
+    return {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p is not None}
+
+
+class Values:
+    """Single assignments and one-expression functions of one (parsed) module."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self._bindings: dict[tuple[int, str], object] = {}
+
+    def _binding(self, scope: ast.AST, name: str) -> object:
+        """The one node binding ``name`` in ``scope`` (Assign or def), None if none, _UNKNOWN if unsure."""
+        key = (id(scope), name)
+        if key in self._bindings:
+            return self._bindings[key]
+        found: list[ast.AST] = []
+        unsure = name in _params(scope)
+        for node in _own_nodes(scope):
+            if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+                unsure = unsure or isinstance(node, ast.Nonlocal)
+                found.append(node)
+            elif isinstance(node, ast.Assign):
+                if any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+                    found.append(node)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+                if isinstance(node.target, ast.Name) and node.target.id == name:
+                    found.append(node)
+                    unsure = unsure or node.value is None or isinstance(node, ast.AugAssign)
+            elif (
+                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name
+            ):
+                found.append(node)
+            elif (
+                isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del))
+            ):
+                # loop targets, with-as, walrus, tuple unpacking: not one certain value
+                unsure = True
+            elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                (a.asname or a.name.split(".")[0]) == name for a in node.names
+            ):
+                unsure = True
+        result: object = _UNKNOWN if unsure or len(found) > 1 else (found[0] if found else None)
+        self._bindings[key] = result
+        return result
+
+    def _lookup(self, name: str, chain: Sequence[ast.AST]) -> tuple[ast.AST, list[ast.AST]] | None:
+        """The binding of ``name`` seen from the end of ``chain`` (LEGB; class bodies skipped)."""
+        scopes = [i for i, n in enumerate(chain) if isinstance(n, (*_FUNCTIONS, ast.Module))]
+        for i in reversed(scopes):
+            scope = chain[i]
+            hit = self._binding(scope, name)
+            if hit is _UNKNOWN:
+                return None
+            if isinstance(hit, (ast.Global,)):
+                hit = self._binding(self.tree, name)
+                return (hit, [self.tree]) if isinstance(hit, ast.AST) and hit is not _UNKNOWN else None
+            if isinstance(hit, ast.AST):
+                return hit, list(chain[: i + 1])
+        if not scopes or chain[scopes[0]] is not self.tree:
+            hit = self._binding(self.tree, name)
+            if isinstance(hit, ast.AST) and not isinstance(hit, ast.Global):
+                return hit, [self.tree]
+        return None
+
+    def value_of(self, name: ast.Name, chain: Sequence[ast.AST]) -> Found | None:
+        """The expression ``name`` was assigned, when one assignment binds it."""
+        found = self._lookup(name.id, chain)
+        if found is None:
+            return None
+        node, where = found
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            return node.value, where
+        return None
+
+    def returned_by(self, func: ast.expr, chain: Sequence[ast.AST]) -> Found | None:
+        """The expression a one-statement function returns (``f`` or ``self.f``)."""
+        node: ast.AST | None = None
+        where: list[ast.AST] = []
+        if isinstance(func, ast.Name):
+            found = self._lookup(func.id, chain)
+            if found is not None:
+                node, where = found
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            cls = next((n for n in reversed(chain) if isinstance(n, ast.ClassDef)), None)
+            if cls is not None:
+                methods = [s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == func.attr]
+                if len(methods) == 1:
+                    node, where = methods[0], [*chain[: chain.index(cls) + 1]]
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]
+        if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+            return body[0].value, [*where, node]
+        return None
+
+    def class_named(self, name: ast.Name) -> ast.ClassDef | None:
+        hit = self._binding(self.tree, name.id)
+        return hit if isinstance(hit, ast.ClassDef) else None
