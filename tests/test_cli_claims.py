@@ -283,16 +283,20 @@ SKIPPED = {
     "node_modules": "node_modules/pkg/mod.py",
     "site-packages": "lib/python3.11/site-packages/mod.py",
     "build": "build/lib/mod.py",
-    "hidden": ".hidden/mod.py",
+    "git": ".git/hooks/mod.py",
+    "tool cache": ".mypy_cache/mod.py",
+    "tox": ".tox/py311/mod.py",
     "virtual environment": "myenv/lib/mod.py",
 }
+#: dot-folders that hold real code (NVIDIA's JAX-Toolbox keeps JAX code under .github/container/)
+CHECKED = {"github": ".github/container/mod.py", "dot-folder": ".hidden/mod.py"}
 
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "real.py").write_text(SOURCE)
-    for rel in SKIPPED.values():
+    for rel in [*SKIPPED.values(), *CHECKED.values()]:
         path = tmp_path / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(SOURCE)
@@ -300,18 +304,19 @@ def tree(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_check_of_a_folder_skips_build_dist_vendored_hidden_and_venv_folders(tree: Path) -> None:
+def test_check_of_a_folder_skips_build_dist_vcs_cache_and_venv_folders(tree: Path) -> None:
     out = run_cli("check", ".", "--target", "cpu", cwd=tree)
     assert out.returncode == 1, out.stderr
     found = _findings(out)
-    assert {f[0] for f in found} == {"pkg/real.py"}, out.stdout
+    assert {f[0] for f in found} == {"pkg/real.py", *CHECKED.values()}, out.stdout
     assert _where(out, "pkg/real.py") == CPU_FINDINGS
+    assert _where(out, CHECKED["github"]) == CPU_FINDINGS
 
 
 def test_a_folder_is_skipped_for_its_pyvenv_cfg_not_its_name(tree: Path) -> None:
     (tree / "myenv" / "pyvenv.cfg").unlink()
     out = run_cli("check", ".", "--target", "cpu", cwd=tree)
-    assert {f[0] for f in _findings(out)} == {"pkg/real.py", SKIPPED["virtual environment"]}
+    assert {f[0] for f in _findings(out)} == {"pkg/real.py", SKIPPED["virtual environment"], *CHECKED.values()}
 
 
 @pytest.mark.parametrize("kind", sorted(SKIPPED))
@@ -324,9 +329,9 @@ def test_a_file_named_on_the_command_line_is_checked_inside_a_skipped_folder(tre
 
 
 def test_named_files_and_folders_together(tree: Path) -> None:
-    out = run_cli("check", "pkg", SKIPPED["dist"], SKIPPED["hidden"], "--target", "cpu", cwd=tree)
+    out = run_cli("check", "pkg", SKIPPED["dist"], SKIPPED["tox"], "--target", "cpu", cwd=tree)
     assert out.returncode == 1
-    assert {f[0] for f in _findings(out)} == {"pkg/real.py", SKIPPED["dist"], SKIPPED["hidden"]}
+    assert {f[0] for f in _findings(out)} == {"pkg/real.py", SKIPPED["dist"], SKIPPED["tox"]}
 
 
 # ------------------------------------------------------------------ 4. the probe's output

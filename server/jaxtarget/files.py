@@ -9,9 +9,28 @@ import tokenize
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-#: Folders never descended into (ruff's defaults, plus hidden folders).
+#: Folders never descended into (ruff's defaults: version control, tool caches, environments,
+#: build output). Other dot-folders are checked: ``.github/`` may hold real code.
 DEFAULT_EXCLUDES: frozenset[str] = frozenset(
     {
+        ".bzr",
+        ".direnv",
+        ".eggs",
+        ".git",
+        ".git-rewrite",
+        ".hg",
+        ".ipynb_checkpoints",
+        ".mypy_cache",
+        ".nox",
+        ".pants.d",
+        ".pyenv",
+        ".pytest_cache",
+        ".pytype",
+        ".ruff_cache",
+        ".svn",
+        ".tox",
+        ".venv",
+        ".vscode",
         "__pypackages__",
         "_build",
         "buck-out",
@@ -90,7 +109,7 @@ def discover(paths: Sequence[Path], exclude: Sequence[str] = (), root: Path | No
             keep = []
             for d in sorted(dirnames):
                 rel = _rel(here / d, base)
-                if d.startswith(".") or d in DEFAULT_EXCLUDES or _excluded(rel, d, exclude, True):
+                if d in DEFAULT_EXCLUDES or _excluded(rel, d, exclude, True):
                     continue
                 if (here / d / "pyvenv.cfg").exists():
                     continue
