@@ -195,7 +195,8 @@ def test_bad_files_are_reported_and_others_still_checked(tmp_path: Path) -> None
     assert out.returncode == 1
     assert "Traceback" not in out.stdout + out.stderr
     lines = out.stdout.splitlines()
-    assert any(line.startswith("a_syntax.py:1:1: SyntaxError") for line in lines)
+    # the column is where Python puts the error: `def f(:` fails at the colon
+    assert any(line.startswith("a_syntax.py:1:7: SyntaxError") for line in lines)
     assert any(line.startswith("b_latin1.py:1:1: file error: file is not valid UTF-8") for line in lines)
     assert any(line.startswith("c_binary.py:1:1: file error: binary file") for line in lines)
     assert not any(line.startswith(("d_empty.py", "e_cookie.py")) for line in lines)

@@ -134,6 +134,7 @@ def _check(args: argparse.Namespace) -> int:
                     fixes,
                     error=analysis.syntax_error,
                     error_line=analysis.syntax_error_line or 1,
+                    error_col=analysis.syntax_error_col,
                     source=source,
                     note=analysis.note,
                 )

@@ -30,6 +30,8 @@ class Analysis:
     module: Module | None = None
     syntax_error: str | None = None
     syntax_error_line: int | None = None
+    #: 1-based column of the syntax error
+    syntax_error_col: int = 1
     targets: frozenset[str] = frozenset()
     jax_version: str | None = None
     version: Version | None = None
@@ -116,8 +118,8 @@ class Engine:
                 if cache is not None:
                     view.prune_cache()
                 return self._report(result, module, violations)
-        tree, error, error_line = parse_recovering(source)
-        result.syntax_error, result.syntax_error_line = error, error_line
+        tree, error, error_line, error_col = parse_recovering(source)
+        result.syntax_error, result.syntax_error_line, result.syntax_error_col = error, error_line, error_col
         if tree is None:
             return result
         if not WANTED.might_be_mentioned(source):

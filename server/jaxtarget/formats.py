@@ -24,6 +24,7 @@ class FileResult:
     fixes: Sequence[Fix | None]
     error: str | None = None
     error_line: int = 1
+    error_col: int = 1
     source: str = ""
     note: str = ""
 
@@ -48,7 +49,7 @@ def render_text(results: Sequence[FileResult]) -> str:
     for r in results:
         name = _display(r.path)
         if r.error:
-            out.append(f"{name}:{r.error_line}:1: {r.error}")
+            out.append(f"{name}:{r.error_line}:{r.error_col}: {r.error}")
         for f in r.findings:
             count += 1
             out.append(f"{name}:{f.span.line}:{f.span.col + 1}: {f.code} {f.message}")
@@ -92,8 +93,8 @@ def render_json(results: Sequence[FileResult]) -> str:
                     "code": None,
                     "message": r.error,
                     "filename": filename,
-                    "location": {"row": r.error_line, "column": 1},
-                    "end_location": {"row": r.error_line, "column": 1},
+                    "location": {"row": r.error_line, "column": r.error_col},
+                    "end_location": {"row": r.error_line, "column": r.error_col},
                     "fix": None,
                     "noqa_row": None,
                     "url": None,
@@ -132,7 +133,8 @@ def render_github(results: Sequence[FileResult]) -> str:
     for r in results:
         name = _gh_escape(_display(r.path), prop=True)
         if r.error:
-            out.append(f"::error title=jaxtarget,file={name},line={r.error_line}::{_gh_escape(r.error)}")
+            where = f"file={name},line={r.error_line},col={r.error_col}"
+            out.append(f"::error title=jaxtarget,{where}::{_gh_escape(r.error)}")
         for f in r.findings:
             title = _gh_escape(f"jaxtarget ({f.code})", prop=True)
             out.append(
@@ -176,7 +178,7 @@ def render_sarif(results: Sequence[FileResult]) -> str:
                         {
                             "physicalLocation": {
                                 "artifactLocation": {"uri": uri},
-                                "region": {"startLine": r.error_line},
+                                "region": {"startLine": r.error_line, "startColumn": r.error_col},
                             }
                         }
                     ],

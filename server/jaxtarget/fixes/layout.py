@@ -13,7 +13,7 @@ from functools import cached_property
 from ..model import Edit
 from ..platforms import Version
 from ..semantics.module import Reference
-from ..semantics.source import Lines, TokenFacts
+from ..semantics.source import Lines, TokenFacts, parse_modern
 
 #: The GPU test the guard fixes insert (and the guards recognise).
 HELPER_NAME = "has_gpu_backend"
@@ -37,7 +37,7 @@ class FixContext:
     def tree(self) -> ast.Module | None:
         """Module-level facts (imports, helpers) need every statement, not a sparse view."""
         try:
-            return ast.parse(self.source)
+            return parse_modern(self.source)
         except (SyntaxError, ValueError):
             return self.fallback_tree
 

@@ -77,19 +77,82 @@ class Lines:
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
 
 
-def parse_recovering(source: str) -> tuple[ast.Module | None, str | None, int | None]:
-    """Parse, blanking lines that do not parse so that the rest is still analysed."""
+#: PEP 695 type parameters (``def f[T](x)``, ``class C[T = int]:``) and ``type X = ...`` aliases
+_TYPE_PARAMS = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+\w+[ \t]*(?=\[)", re.M)
+_TYPE_ALIAS = re.compile(r"^([ \t]*)type[ \t](?=[ \t]*\w+[ \t]*[\[=])", re.M)
+
+
+def _blank_brackets(chars: list[str], start: int) -> None:
+    """Blank ``[...]`` starting at ``start`` with spaces (line breaks kept), so columns stay put."""
+    depth = 0
+    for i in range(start, len(chars)):
+        c = chars[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        if c not in "\r\n":
+            chars[i] = " "
+        if depth == 0:
+            return
+
+
+def older_grammar(source: str) -> str | None:
+    """The module with newer-than-running-Python syntax rewritten, positions kept (None: nothing to do).
+
+    Type parameter lists become spaces (``def f   (x)`` is valid Python) and a
+    ``type X = ...`` statement becomes ``if 1:X = ...``, both the same length.
+    """
+    if "[" not in source and "type" not in source:
+        return None
+    chars = list(source)
+    changed = False
+    for m in _TYPE_ALIAS.finditer(source):
+        at = m.start() + len(m.group(1))
+        chars[at : at + 5] = list("if 1:")
+        rest = source[at + 5 :]
+        bracket = re.match(r"[ \t]*\w+[ \t]*\[", rest)
+        if bracket:
+            _blank_brackets(chars, at + 5 + bracket.end() - 1)
+        changed = True
+    for m in _TYPE_PARAMS.finditer(source):
+        _blank_brackets(chars, m.end())
+        changed = True
+    return "".join(chars) if changed else None
+
+
+def parse_modern(source: str) -> ast.Module:
+    """``ast.parse``, also for modules using grammar newer than the running Python (PEP 695)."""
     try:
-        return ast.parse(source), None, None
+        return ast.parse(source)
+    except SyntaxError:
+        rewritten = older_grammar(source)
+        if rewritten is None:
+            raise
+        try:
+            return ast.parse(rewritten)
+        except SyntaxError:
+            pass
+        raise
+
+
+def parse_recovering(source: str) -> tuple[ast.Module | None, str | None, int | None, int]:
+    """Parse, blanking lines that do not parse so that the rest is still analysed.
+
+    Returns the tree, the first syntax error, and its line and (1-based) column.
+    """
+    try:
+        return parse_modern(source), None, None, 1
     except SyntaxError as exc:
         first_error = f"SyntaxError: {exc.msg}"
         first_line = exc.lineno
+        first_col = max(exc.offset or 1, 1)
     except (ValueError, RecursionError, MemoryError) as exc:
-        return None, f"{type(exc).__name__}: {exc}", 1
+        return None, f"{type(exc).__name__}: {exc}", 1, 1
     lines = source.splitlines(keepends=True)
     for _ in range(50):
         try:
-            return ast.parse("".join(lines)), first_error, first_line
+            return parse_modern("".join(lines)), first_error, first_line, first_col
         except SyntaxError as exc:
             bad = min((exc.lineno or 1) - 1, len(lines) - 1)
             if bad < 0:
@@ -101,7 +164,7 @@ def parse_recovering(source: str) -> tuple[ast.Module | None, str | None, int | 
             lines[bad] = replacement + ending
         except (ValueError, RecursionError, MemoryError):
             break
-    return None, first_error, first_line
+    return None, first_error, first_line, first_col
 
 
 class TokenFacts:
@@ -259,7 +322,7 @@ class SparseModule:
             stmts = self.cache.get(key)
             if stmts is None:
                 try:
-                    tree = ast.parse(chunk)
+                    tree = parse_modern(chunk)
                 except SyntaxError:
                     continue
                 except (ValueError, RecursionError, MemoryError):
