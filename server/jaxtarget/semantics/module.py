@@ -34,6 +34,7 @@ from .scopes import (
     static_guess,
 )
 from .source import Lines, SourceView, lines_with_words
+from .values import Values
 from .wrapped import WrappedFunctions
 
 _Resolved = tuple[Candidate, str, str]
@@ -176,6 +177,12 @@ class Module:
         self.resolved.update((id(c.node), name) for c, name, _ in resolved)
         return resolved
 
+    def lines_of_word(self, word: str) -> list[int]:
+        hit = self._lines_of.get(word)
+        if hit is None:
+            hit = self._lines_of[word] = lines_with_words(self.text, (word,))
+        return hit
+
     def reference_at(self, line: int, col: int) -> Reference | None:
         for ref in self.references:
             s = ref.span
@@ -253,12 +260,18 @@ def _resolve(
     resolver: Resolver,
     wanted: frozenset[str],
 ) -> list[_Resolved]:
-    index = ScopeIndex(tree, lines_of)
+    index = ScopeIndex(tree, lines_of, module.lines_of_word)
     queries: list[tuple[Candidate, Query]] = []
     full: list[Candidate] = []
+    values: Values | None = None
     for cand in cands:
         binding = binding_for(cand, index, tree)
         if binding is None:
+            # bound by an assignment: `lax = jax.lax`, `self.linalg = jnp.linalg`
+            values = values or Values(tree)
+            alias = _through_alias(cand, values, index, tree)
+            if alias is not None:
+                queries.append((cand, alias))
             continue
         if binding == AMBIGUOUS or (isinstance(binding, Binding) and binding.level):
             full.append(cand)
@@ -280,6 +293,77 @@ def _resolve(
                 out.append((cand, name, by))
     out.sort(key=lambda r: (r[0].line, r[0].byte_col))
     return out
+
+
+def _dotted_of(node: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _self_attribute(cand: Candidate, values: Values) -> tuple[ast.expr, list[ast.AST]] | None:
+    """``self.attr`` in a method: the one value the class assigns to that attribute."""
+    attr = cand.dotted.split(".")[1] if cand.dotted.count(".") >= 1 else None
+    cls_at = next(
+        (i for i in range(len(cand.ancestors) - 1, -1, -1) if isinstance(cand.ancestors[i], ast.ClassDef)),
+        None,
+    )
+    if attr is None or cls_at is None:
+        return None
+    cls = cand.ancestors[cls_at]
+    assert isinstance(cls, ast.ClassDef)
+    found: list[ast.expr] = []
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            t = node.targets[0]
+            if (
+                isinstance(t, ast.Attribute)
+                and t.attr == attr
+                and isinstance(t.value, ast.Name)
+                and t.value.id == "self"
+            ) or (isinstance(t, ast.Name) and t.id == attr and any(s is node for s in cls.body)):
+                found.append(node.value)
+    return (found[0], list(cand.ancestors[: cls_at + 1])) if len(found) == 1 else None
+
+
+def _through_alias(
+    cand: Candidate, values: Values, index: ScopeIndex, tree: ast.Module, depth: int = 0
+) -> Query | None:
+    """The query for a load whose root is a variable holding a module or function (one assignment)."""
+    root: ast.expr = cand.node
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name) or depth > 3:
+        return None
+    rest = cand.dotted.split(".")[1:]
+    found = values.value_of(root, [*cand.ancestors, cand.node])
+    if found is None and root.id == "self" and rest:
+        found = _self_attribute(cand, values)
+        rest = rest[1:]
+    if found is None:
+        return None
+    value, chain = found
+    spelled = _dotted_of(value)
+    if spelled is None or not isinstance(value, (ast.Name, ast.Attribute)):
+        return None
+    head: ast.expr = value
+    while isinstance(head, ast.Attribute):
+        head = head.value
+    assert isinstance(head, ast.Name)
+    alias = Candidate(
+        value, head.id, ".".join([spelled, *rest]), chain, cand.line, cand.byte_col, cand.end_byte_col
+    )
+    binding = binding_for(alias, index, tree)
+    if isinstance(binding, Binding) and not binding.level:
+        return Query(binding, alias.dotted)
+    if binding is None:
+        return _through_alias(alias, values, index, tree, depth + 1)
+    return None
 
 
 def _references(

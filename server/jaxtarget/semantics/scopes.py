@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import bisect
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from .resolver import Binding
@@ -119,9 +119,16 @@ def _scan_nodes(stack: list[ast.AST], name: str, lines: Sequence[int]) -> tuple[
 class ScopeIndex:
     """Answers "what binds name N in scope S" for the few names that matter."""
 
-    def __init__(self, tree: ast.Module, lines_of: dict[str, list[int]]) -> None:
+    def __init__(
+        self,
+        tree: ast.Module,
+        lines_of: dict[str, list[int]],
+        more_lines: Callable[[str], list[int]] | None = None,
+    ) -> None:
         self.tree = tree
         self.lines_of = lines_of
+        #: lines mentioning a name not in ``lines_of`` (for names met while following aliases)
+        self.more_lines = more_lines
         self._cache: dict[tuple[int, str], tuple[list[Bind], bool]] = {}
         self._stars: list[Binding] | None = None
 
@@ -146,7 +153,9 @@ class ScopeIndex:
     def _scan(self, scope: ast.AST, name: str) -> tuple[list[Bind], bool]:
         found: list[Bind] = []
         is_global = False
-        lines = self.lines_of.get(name, [])
+        lines = self.lines_of.get(name)
+        if lines is None:
+            lines = self.more_lines(name) if self.more_lines is not None else []
         if isinstance(scope, FUNCTIONS):
             args = scope.args
             for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):

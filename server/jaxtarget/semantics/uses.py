@@ -98,6 +98,15 @@ def inspected(ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
             node, parent = parent, ancestors[-2]
     if isinstance(parent, ast.Compare):
         return True
+    if isinstance(parent, ast.Assign) and parent.value is node:
+        # an alias under the same name (`eig = jnp.linalg.eig`, `self.eig = ...`): its uses
+        # are found through it; under another name the assignment itself is reported
+        name = terminal(node)
+        return all(
+            (isinstance(t, ast.Name) and t.id == name)
+            or (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.attr == name)
+            for t in parent.targets
+        )
     return (
         isinstance(parent, ast.Call)
         and isinstance(parent.func, ast.Name)

@@ -62,24 +62,31 @@ class Values:
         if key in self._bindings:
             return self._bindings[key]
         found: list[ast.AST] = []
+        own: set[int] = set()
         unsure = name in _params(scope)
         for node in _own_nodes(scope):
             if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
                 unsure = unsure or isinstance(node, ast.Nonlocal)
                 found.append(node)
             elif isinstance(node, ast.Assign):
-                if any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-                    found.append(node)
+                for t in node.targets:
+                    if isinstance(t, ast.Name) and t.id == name:
+                        found.append(node)
+                        own.add(id(t))
             elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
                 if isinstance(node.target, ast.Name) and node.target.id == name:
                     found.append(node)
+                    own.add(id(node.target))
                     unsure = unsure or node.value is None or isinstance(node, ast.AugAssign)
             elif (
                 isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name
             ):
                 found.append(node)
             elif (
-                isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del))
+                isinstance(node, ast.Name)
+                and node.id == name
+                and isinstance(node.ctx, (ast.Store, ast.Del))
+                and id(node) not in own
             ):
                 # loop targets, with-as, walrus, tuple unpacking: not one certain value
                 unsure = True
