@@ -21,6 +21,18 @@ def _mentions(node: ast.AST, wrappers: Set[int]) -> bool:
     return any(id(sub) in wrappers for sub in ast.walk(node))
 
 
+def _called_or_passed(root: ast.AST) -> set[str]:
+    """Names of functions ``root`` calls, or passes to a call (``lax.fori_loop(0, n, body, x)``)."""
+    out: set[str] = set()
+    for sub in ast.walk(root):
+        if isinstance(sub, ast.Call):
+            if isinstance(sub.func, ast.Name):
+                out.add(sub.func.id)
+            out.update(a.id for a in sub.args if isinstance(a, ast.Name))
+            out.update(k.value.id for k in sub.keywords if isinstance(k.value, ast.Name))
+    return out
+
+
 class WrappedFunctions:
     """Functions visibly run under the wrapper whose resolved loads are ``wrappers``."""
 
@@ -73,13 +85,23 @@ class WrappedFunctions:
                 elif isinstance(target, ast.Lambda):
                     nodes.add(id(target))
                     roots.append(target)
-        # functions passed to the wrapper, and the functions they call, run under it
-        wanted = set(passed) | {
-            sub.func.id
-            for root in roots
-            for sub in ast.walk(root)
-            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name)
-        }
+        # a name passed to the wrapper may hold `partial(body, ...)`: the body runs under it
+        if passed:
+            alternatives = "|".join(re.escape(n) for n in sorted(passed))
+            self.view.ensure(
+                lines_matching(self.text, re.compile(rf"^[ \t]*(?:{alternatives})[ \t]*=", re.M))
+            )
+        for node in ast.walk(self.view.module()):
+            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+                continue
+            names = {t.id for t in node.targets if isinstance(t, ast.Name)}
+            call = node.value
+            first = call.args[0] if call.args else None
+            if names & passed and terminal(call.func) == "partial" and isinstance(first, ast.Name):
+                passed.add(first.id)
+        # functions passed to the wrapper, and the functions they call or pass on
+        # (lax.scan, fori_loop, cond bodies), run under it
+        wanted = set(passed) | {name for root in roots for name in _called_or_passed(root)}
         seen: set[str] = set()
         while wanted - seen:
             new = wanted - seen
@@ -89,8 +111,6 @@ class WrappedFunctions:
             for node in ast.walk(self.view.module()):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in new:
                     nodes.add(id(node))
-                    for sub in ast.walk(node):
-                        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
-                            wanted.add(sub.func.id)
+                    wanted.update(_called_or_passed(node))
         self._nodes = nodes
         return nodes
