@@ -11,6 +11,7 @@ stays in force.
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -105,6 +106,32 @@ def _severity(value: Any, key: str, source: str, problems: list[Problem]) -> dic
     return out
 
 
+_DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
+
+
+def _guard_functions(value: Any, key: str, source: str, problems: list[Problem]) -> tuple[str, ...] | None:
+    """``"pkg.mod.has_magma"`` (true only on a GPU) or ``"pkg.mod.on_tpu:tpu"`` (true only there)."""
+    items = _strings(value, key, source, problems)
+    if items is None:
+        return None
+    out = []
+    for item in items:
+        name, _, where = item.partition(":")
+        name = name.strip()
+        if not _DOTTED.match(name):
+            problems.append(
+                Problem(source, key, f"expected a dotted function name such as 'pkg.mod.f', got {item!r}")
+            )
+            return None
+        platforms = [p.strip().lower() for p in where.split(",")] if where else ["gpu"]
+        bad = [p for p in platforms if p not in TARGET_VALUES or p == "auto"]
+        if bad:
+            problems.append(Problem(source, key, f"unknown backend {bad[0]!r} in {item!r}"))
+            return None
+        out.append(f"{name}:{','.join(platforms)}")
+    return tuple(out)
+
+
 def _timeout(value: Any, key: str, source: str, problems: list[Problem]) -> float | None:
     if isinstance(value, str):
         with contextlib.suppress(ValueError):
@@ -165,6 +192,12 @@ SETTINGS: tuple[Setting, ...] = (
         "severity per rule", analysis=True,
     ),
     Setting(
+        "guard_functions", ("guard-functions",), "guardFunctions", None, (), _guard_functions, (),
+        "array of `pkg.mod.func` or `pkg.mod.func:tpu`",
+        "functions whose true result means the backend is one of these (default: a GPU), for capability "
+        "checks that cannot be read", analysis=True,
+    ),
+    Setting(
         "exclude", ("exclude",), "exclude", None, (), _strings, (), "array of globs", "files not to check",
         analysis=False,
     ),
@@ -198,6 +231,7 @@ class Settings:
     select: tuple[str, ...] = _default("select")
     ignore: tuple[str, ...] = _default("ignore")
     severity: Mapping[str, str] = _default("severity")
+    guard_functions: tuple[str, ...] = _default("guard_functions")
     exclude: tuple[str, ...] = _default("exclude")
     probe_timeout_seconds: float = _default("probe_timeout_seconds")
     #: where [tool.jaxtarget] came from, if anywhere

@@ -14,7 +14,7 @@ from .platforms import Version, expand_targets, ordered
 from .rules.base import CheckContext, Violation
 from .rules.registry import RULES, WANTED
 from .semantics.conftest import conftest_pin
-from .semantics.module import Module, Reference, analyse
+from .semantics.module import Module, Reference, Wanted, analyse
 from .semantics.source import ChunkCache, FullView, Lines, SparseModule, parse_recovering
 from .suppression import unsuppressed
 
@@ -88,6 +88,12 @@ class Engine:
         self.targets = expand_targets(settings.target_backends, auto_backend)
         self.version = environment.jax_version_tuple
         self.rules = [rule for rule in RULES if settings.enabled(rule.code)]
+        #: the user's guard predicates (``guard-functions``): name -> platforms where true
+        self.predicates: dict[str, frozenset[str]] = {}
+        for item in settings.guard_functions:
+            name, _, where = item.partition(":")
+            self.predicates[name] = frozenset(expand_targets(tuple(where.split(",")), None))
+        self.wanted = Wanted(WANTED.subjects, WANTED.context | frozenset(self.predicates))
 
     def check(
         self, source: str, path: str | None = None, *, sparse: bool = False, cache: ChunkCache | None = None
@@ -112,7 +118,7 @@ class Engine:
             if not WANTED.might_be_mentioned(source):
                 return result
             view = SparseModule(text, cache)
-            module = analyse(view, text, path, resolver, WANTED, conftest_pin(path))
+            module = analyse(view, text, path, resolver, self.wanted, conftest_pin(path), self.predicates)
             violations = self._violations(module)
             if not module.stale:
                 if cache is not None:
@@ -125,7 +131,9 @@ class Engine:
         if not WANTED.might_be_mentioned(source):
             result.module = Module(source, path, text, FullView(tree))
             return result
-        module = analyse(FullView(tree), text, path, resolver, WANTED, conftest_pin(path))
+        module = analyse(
+            FullView(tree), text, path, resolver, self.wanted, conftest_pin(path), self.predicates
+        )
         return self._report(result, module, self._violations(module))
 
     def _violations(self, module: Module) -> list[Violation]:

@@ -125,9 +125,13 @@ def _string_set(node: ast.AST | None) -> frozenset[str] | None:
 class Guards:
     """Reads the guards of one module (its parsed statements and resolved names)."""
 
-    def __init__(self, tree: ast.Module, resolved: Resolved) -> None:
+    def __init__(
+        self, tree: ast.Module, resolved: Resolved, predicates: Mapping[str, frozenset[str]] | None = None
+    ) -> None:
         self.tree = tree
         self.resolved = resolved
+        #: the user's predicates (``guard-functions``): true only on these platforms
+        self.predicates = predicates or {}
         self.values = Values(tree)
         #: conditions known true/false on the path to the code being judged (ast.dump -> truth)
         self._assumed: dict[str, bool] = {}
@@ -208,6 +212,8 @@ class Guards:
 
     def _call_sets(self, test: ast.Call, chain: Sequence[ast.AST], depth: int) -> Sets:
         name = self.callee(test)
+        if name is not None and name in self.predicates:
+            return self.predicates[name], ALL
         if name in PREDICATES:
             where, exact = PREDICATES[name]
             exact = exact and not test.args and not test.keywords

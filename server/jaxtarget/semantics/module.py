@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..model import Span
@@ -123,6 +123,8 @@ class Module:
     _guards: Guards | None = None
     #: the platform the project's conftest.py pins test processes to (None: none)
     project_pin: frozenset[str] | None = None
+    #: the user's guard predicates: public name -> platforms where a true result can happen
+    predicates: dict[str, frozenset[str]] = field(default_factory=dict)
     _resolved_lines: set[int] = field(default_factory=set)
     #: (chunk, root) pairs already asked whether they bind the root in module scope
     _binding_asked: set[tuple[int, str]] = field(default_factory=set)
@@ -136,7 +138,7 @@ class Module:
     def guards(self) -> Guards:
         """The guard reader over the parsed statements and the names resolved so far."""
         if self._guards is None or self._guards.tree is not self.view.module():
-            self._guards = Guards(self.view.module(), self.resolved)
+            self._guards = Guards(self.view.module(), self.resolved, self.predicates)
         return self._guards
 
     @property
@@ -198,9 +200,23 @@ def analyse(
     resolver: Resolver,
     wanted: Wanted,
     project_pin: frozenset[str] | None = None,
+    predicates: Mapping[str, frozenset[str]] | None = None,
 ) -> Module:
-    """Build the semantic model of the module behind ``view`` (``project_pin``: from a conftest.py)."""
-    module = Module(text.source, path, text, view, resolver, wanted, project_pin=project_pin)
+    """Build the semantic model of the module behind ``view``.
+
+    ``project_pin``: the platform a conftest.py pins tests to; ``predicates``: the
+    user's guard functions.
+    """
+    module = Module(
+        text.source,
+        path,
+        text,
+        view,
+        resolver,
+        wanted,
+        project_pin=project_pin,
+        predicates=dict(predicates or {}),
+    )
     source = text.source
     setup = [
         ln
