@@ -94,13 +94,28 @@ def test_cache_is_reused_and_pruned() -> None:
     source = module()
     cache: ChunkCache = {}
     first = ENGINE.check(source, sparse=True, cache=cache)
-    keys = set(cache)
+    before = dict(cache)
+    assert any("lax.psend" in text for _, text in before), "the psend chunks are parsed and cached"
     lines = source.splitlines(keepends=True)
-    lines[200] = lines[200].rstrip("\n") + "  # edited\n"
+    at = next(i for i, line in enumerate(lines) if "lax.psend" in line)
+    lines[at] = lines[at].replace("[(0, 1)]", "[(1, 0)]")
+    assert lines[at] != source.splitlines(keepends=True)[at]
     edited = "".join(lines)
+    (old_key,) = [k for k in before if k[0] <= at + 1 < k[0] + k[1].count("\n")]  # the chunk holding it
     second = ENGINE.check(edited, sparse=True, cache=cache)
     assert summary(first) == summary(second)
-    assert len(set(cache) - keys) <= 1  # at most the edited chunk is new
+    added, removed = set(cache) - set(before), set(before) - set(cache)
+    assert removed == {old_key}  # the edited chunk's old text is pruned, nothing else
+    (new_key,) = added  # exactly the edited chunk is parsed anew
+    assert new_key[0] == old_key[0] and "[(1, 0)]" in new_key[1]
+    assert cache[new_key] is not before[old_key]
+    # every unchanged chunk keeps the very parse the first check cached
+    for key in set(before) - removed:
+        assert cache[key] is before[key], key
+    # and the second analysis ran on those reused statements
+    body = second.module.tree.body if second.module is not None else []
+    reused = {id(s) for key in set(before) - removed for s in before[key]}
+    assert reused and reused <= {id(s) for s in body}
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

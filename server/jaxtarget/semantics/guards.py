@@ -135,6 +135,9 @@ class Guards:
         self.values = Values(tree)
         #: conditions known true/false on the path to the code being judged (ast.dump -> truth)
         self._assumed: dict[str, bool] = {}
+        self._setup: frozenset[str] | None = None
+        #: id(top-level statement) -> platforms that reach it past the module's earlier statements
+        self._module_prefix: dict[int, frozenset[str]] | None = None
 
     # ------------------------------------------------------------ what expressions mean
 
@@ -278,6 +281,15 @@ class Guards:
 
     def _before(self, block: Sequence[ast.stmt], upto: ast.stmt, chain: Sequence[ast.AST]) -> frozenset[str]:
         """Platforms that still reach ``upto`` after the statements before it in ``block``."""
+        if block is self.tree.body and not self._assumed:
+            if self._module_prefix is None:
+                self._module_prefix = {}
+                reach = ALL
+                for stmt in block:
+                    self._module_prefix[id(stmt)] = reach
+                    if reach:
+                        reach &= self.passes(stmt, [self.tree])
+            return self._module_prefix.get(id(upto), ALL)
         out = ALL
         for stmt in block:
             if stmt is upto:
@@ -329,6 +341,11 @@ class Guards:
         return out
 
     def _module_setup(self) -> frozenset[str]:
+        if self._setup is None:
+            self._setup = self._read_module_setup()
+        return self._setup
+
+    def _read_module_setup(self) -> frozenset[str]:
         out = ALL
         for stmt in self.tree.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "setUpModule":

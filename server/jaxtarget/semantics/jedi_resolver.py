@@ -51,8 +51,19 @@ class JediResolver:
                 self._resolve_batch(missing, wanted)
             return [self._cache[(q, wanted)] for q in queries]
 
+    def _defs_for(
+        self, found: Sequence[jedi.api.classes.Name], spelled: str, wanted: frozenset[str]
+    ) -> dict[str, str]:
+        """Definitions of the wanted names that share a last part with what jedi found.
+
+        Only these are resolved, so jedi parses the modules of the names a file uses,
+        not of the whole catalog.
+        """
+        last = {n.name for n in found} | {spelled.rsplit(".", 1)[-1]}
+        subset = frozenset(w for w in wanted if w.rsplit(".", 1)[-1] in last)
+        return self.definitions(subset) if subset else {}
+
     def _resolve_batch(self, queries: Sequence[Query], wanted: frozenset[str]) -> None:
-        defs = self.definitions(wanted)
         star = [q for q in queries if q.binding.kind == "star" or q.binding.level]
         scoped = [q for q in queries if q not in star]
         if scoped:
@@ -63,31 +74,27 @@ class JediResolver:
                 lines.append(f"    {q.binding.statement()}")
                 lines.append(f"    {q.dotted}")
                 spots.append((q, len(lines), 4 + len(q.dotted)))
-            self._run("\n".join(lines) + "\n", spots, defs, wanted)
+            self._run("\n".join(lines) + "\n", spots, wanted)
         for q in star:
             # star and relative imports cannot live in a function: one script each
             src = f"{q.binding.statement()}\n{q.dotted}\n"
-            self._run(src, [(q, 2, len(q.dotted))], defs, wanted)
+            self._run(src, [(q, 2, len(q.dotted))], wanted)
 
-    def _run(
-        self,
-        src: str,
-        spots: Sequence[tuple[Query, int, int]],
-        defs: dict[str, str],
-        wanted: frozenset[str],
-    ) -> None:
+    def _run(self, src: str, spots: Sequence[tuple[Query, int, int]], wanted: frozenset[str]) -> None:
         script = jedi.Script(src, environment=self.environment)
-        for q, line, col in spots:
-            self._cache[(q, wanted)] = _match(_goto(script, line, col), defs)
+        # every goto before any other Script is made: a new Script disturbs this one's answers
+        found = [(q, _goto(script, line, col)) for q, line, col in spots]
+        for q, names in found:
+            self._cache[(q, wanted)] = _match(names, self._defs_for(names, q.dotted, wanted))
 
     def resolve_in_file(
         self, source: str, path: str | None, spots: Sequence[Spot], wanted: frozenset[str]
     ) -> list[str | None]:
         """Full-file resolution for names whose binding the engine could not pin down."""
         with self._lock:
-            defs = self.definitions(wanted)
             script = jedi.Script(source, path=path, environment=self.environment)
-            return [_match(_goto(script, s.line, s.col), defs) for s in spots]
+            found = [(s, _goto(script, s.line, s.col)) for s in spots]
+            return [_match(names, self._defs_for(names, s.guess or "", wanted)) for s, names in found]
 
     def describe(self, qualname: str) -> tuple[str, str]:
         """Signature and docstring of a public name, from the user's installed JAX."""

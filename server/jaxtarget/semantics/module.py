@@ -128,6 +128,8 @@ class Module:
     _resolved_lines: set[int] = field(default_factory=set)
     #: (chunk, root) pairs already asked whether they bind the root in module scope
     _binding_asked: set[tuple[int, str]] = field(default_factory=set)
+    #: roots whose module-level binding statements are parsed already
+    _roots_bound: set[str] = field(default_factory=set)
     _lines_of: dict[str, list[int]] = field(default_factory=dict)
 
     @property
@@ -169,7 +171,9 @@ class Module:
         for r in roots - self._lines_of.keys():
             self._lines_of[r] = lines_with_words(text, (r,))
         lines_of = {r: self._lines_of[r] for r in roots}
-        if view.ensure(_binding_lines(view, roots, lines_of, self._binding_asked)):
+        new_roots = roots - self._roots_bound
+        self._roots_bound |= roots
+        if new_roots and view.ensure(_binding_lines(view, new_roots, lines_of, self._binding_asked)):
             cands = list(collect(view.module(), lines, names))
         if re.search(r"import\s*\*", self.source):
             lines_of["*"] = [1]

@@ -11,7 +11,7 @@ not parsed) is ``None``: unknown.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _NESTED = (
@@ -32,12 +32,16 @@ _UNKNOWN = object()
 def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
     """The nodes of ``scope``'s body that belong to it (nested scopes' bodies left out)."""
     body: list[ast.AST] = [scope.body] if isinstance(scope, ast.Lambda) else list(getattr(scope, "body", []))
-    stack = body[::-1]
+    return _walk_own(body)
+
+
+def _walk_own(roots: list[ast.AST]) -> Iterator[ast.AST]:
+    """``roots`` and their descendants in the same scope (a nested def or class is yielded, not entered)."""
+    stack = roots[::-1]
     while stack:
         node = stack.pop()
         yield node
         if isinstance(node, _NESTED):
-            # decorators, defaults and bases are evaluated in this scope; names are bound here
             continue
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
@@ -47,6 +51,41 @@ def _params(scope: ast.AST) -> set[str]:
         return set()
     a = scope.args
     return {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p is not None}
+
+
+def _bindings_in(nodes: Iterable[ast.AST], name: str, unsure: bool) -> tuple[list[ast.AST], bool]:
+    """The nodes binding ``name`` among ``nodes``, and whether some binding is not one certain value."""
+    found: list[ast.AST] = []
+    own: set[int] = set()
+    for node in nodes:
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            unsure = unsure or isinstance(node, ast.Nonlocal)
+            found.append(node)
+        elif isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name) and t.id == name:
+                    found.append(node)
+                    own.add(id(t))
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            if isinstance(node.target, ast.Name) and node.target.id == name:
+                found.append(node)
+                own.add(id(node.target))
+                unsure = unsure or node.value is None or isinstance(node, ast.AugAssign)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            found.append(node)
+        elif (
+            isinstance(node, ast.Name)
+            and node.id == name
+            and isinstance(node.ctx, (ast.Store, ast.Del))
+            and id(node) not in own
+        ):
+            # loop targets, with-as, walrus, tuple unpacking: not one certain value
+            unsure = True
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+            (a.asname or a.name.split(".")[0]) == name for a in node.names
+        ):
+            unsure = True
+    return found, unsure
 
 
 class Values:
@@ -61,39 +100,24 @@ class Values:
         key = (id(scope), name)
         if key in self._bindings:
             return self._bindings[key]
-        found: list[ast.AST] = []
-        own: set[int] = set()
-        unsure = name in _params(scope)
-        for node in _own_nodes(scope):
-            if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
-                unsure = unsure or isinstance(node, ast.Nonlocal)
-                found.append(node)
-            elif isinstance(node, ast.Assign):
-                for t in node.targets:
-                    if isinstance(t, ast.Name) and t.id == name:
-                        found.append(node)
-                        own.add(id(t))
-            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-                if isinstance(node.target, ast.Name) and node.target.id == name:
-                    found.append(node)
-                    own.add(id(node.target))
-                    unsure = unsure or node.value is None or isinstance(node, ast.AugAssign)
-            elif (
-                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name
-            ):
-                found.append(node)
-            elif (
-                isinstance(node, ast.Name)
-                and node.id == name
-                and isinstance(node.ctx, (ast.Store, ast.Del))
-                and id(node) not in own
-            ):
-                # loop targets, with-as, walrus, tuple unpacking: not one certain value
-                unsure = True
-            elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-                (a.asname or a.name.split(".")[0]) == name for a in node.names
-            ):
-                unsure = True
+        if isinstance(scope, ast.Module):
+            # the module is rebuilt per version; its statements are cached with their chunks
+            found: list[ast.AST] = []
+            unsure = False
+            for stmt in scope.body:
+                memo: dict[str, tuple[list[ast.AST], bool]] = stmt.__dict__.setdefault(
+                    "_jaxtarget_values", {}
+                )
+                hit = memo.get(name)
+                if hit is None:
+                    hit = memo[name] = _bindings_in(_walk_own([stmt]), name, False)
+                found.extend(hit[0])
+                unsure = unsure or hit[1]
+        else:
+            memo = scope.__dict__.setdefault("_jaxtarget_values", {})
+            if name not in memo:
+                memo[name] = _bindings_in(_own_nodes(scope), name, name in _params(scope))
+            found, unsure = memo[name]
         result: object = _UNKNOWN if unsure or len(found) > 1 else (found[0] if found else None)
         self._bindings[key] = result
         return result
