@@ -56,7 +56,12 @@ class CheckContext:
         """Reachable platforms that would have to lower ``api`` there and cannot."""
         if ref.inspected or ref.expects_error or (ref.caught and api.trace_time):
             return frozenset()
+        if ref.traced_only and not api.trace_time:
+            return frozenset()
         reachable = self.reachable(ref)
+        if not api.trace_time:
+            # platform_dependent traces every branch but lowers only the target's
+            reachable &= ref.branch
         if api.condition is not None:
             reachable &= condition_platforms(self.module, ref, api.condition)
         if ref.pinned is not None:

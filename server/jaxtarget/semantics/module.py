@@ -21,8 +21,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..model import Span
+from ..platforms import ALL_PLATFORMS
 from . import uses
-from .guards import SETUP_WORDS, Allowed, Guards, as_allowed
+from .guards import SETUP_WORDS, Allowed, Guards
 from .resolver import Binding, Query, Resolver, Spot
 from .scopes import (
     AMBIGUOUS,
@@ -33,7 +34,7 @@ from .scopes import (
     import_aliases,
     static_guess,
 )
-from .source import Lines, SourceView, lines_with_words
+from .source import Lines, SourceView, lines_matching, lines_with_words
 from .values import Values
 from .wrapped import WrappedFunctions
 
@@ -62,6 +63,10 @@ class Reference:
     expects_error: bool = False
     #: inside a ``try`` whose handler catches a trace-time error
     caught: bool = False
+    #: traced but never lowered (``jax.make_jaxpr``, ``jax.eval_shape``)
+    traced_only: bool = False
+    #: the platforms whose ``lax.platform_dependent`` branch holds it (lowering errors only)
+    branch: frozenset[str] = ALL_PLATFORMS
     #: the keywords the API is called with (its call's, or a ``functools.partial``'s)
     keywords: list[ast.keyword] = field(default_factory=list)
 
@@ -246,6 +251,19 @@ def analyse(
     # the statements with a use, and the module-level setup (guards, pytestmark) around them
     lines = sorted(set(subject_lines) | {ln for ln in setup if ln in view})
     resolved = module.resolve(lines, module.names)
+    # functions of this module that receive an API as an argument: whether they only inspect it
+    receivers = {
+        c.ancestors[-1].func.id
+        for c, _, _ in resolved
+        if c.ancestors
+        and isinstance(c.ancestors[-1], ast.Call)
+        and isinstance(c.ancestors[-1].func, ast.Name)
+    }
+    if receivers:
+        pattern = re.compile(
+            rf"^(?:async[ \t]+)?def[ \t]+(?:{'|'.join(map(re.escape, sorted(receivers)))})\b", re.M
+        )
+        view.ensure(lines_matching(text, pattern))
     pin = uses.module_pin(view.module()) or project_pin
     module.references = _references(resolved, text, module.guards, wanted.subjects, pin)
     return module
@@ -402,8 +420,6 @@ def _references(
         parent = c.ancestors[-1] if c.ancestors else None
         call = parent if isinstance(parent, ast.Call) and parent.func is c.node else None
         allowed = guards.allowed(c.ancestors, c.node)
-        branch = uses.branch(guards, c.ancestors, c.node)
-        allowed = as_allowed(branch if allowed is None else allowed & branch)
         refs.append(
             Reference(
                 qualname,
@@ -414,9 +430,11 @@ def _references(
                 allowed,
                 by,
                 pinned=uses.pinned(guards, c.ancestors, c.node) or pin,
-                inspected=uses.inspected(c.ancestors, c.node),
+                inspected=uses.inspected(guards, c.ancestors, c.node),
                 expects_error=guards.expects_error(c.ancestors),
                 caught=uses.caught(c.ancestors, c.node),
+                traced_only=uses.traced_only(guards, c.ancestors, c.node),
+                branch=uses.branch(guards, c.ancestors, c.node),
                 keywords=uses.keywords(guards, c.ancestors, c.node),
             )
         )

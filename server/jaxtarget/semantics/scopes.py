@@ -116,6 +116,21 @@ def _scan_nodes(stack: list[ast.AST], name: str, lines: Sequence[int]) -> tuple[
     return found, is_global
 
 
+def _global_imports(stmt: ast.stmt, name: str) -> list[Bind]:
+    """Imports of ``name`` inside functions that declare it ``global`` (they bind the module's name)."""
+    if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return []
+    found: list[Bind] = []
+    for node in ast.walk(stmt):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+            isinstance(g, ast.Global) and name in g.names for g in ast.walk(node)
+        ):
+            for sub in ast.walk(node):
+                if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                    found.extend(import_bindings(sub, name))
+    return found
+
+
 class ScopeIndex:
     """Answers "what binds name N in scope S" for the few names that matter."""
 
@@ -174,7 +189,7 @@ class ScopeIndex:
                     memo: dict[str, list[Bind]] = stmt.__dict__.setdefault("_jaxtarget_module_bindings", {})
                     hit = memo.get(name)
                     if hit is None:
-                        hit = memo[name] = _scan_nodes([stmt], name, lines)[0]
+                        hit = memo[name] = _scan_nodes([stmt], name, lines)[0] + _global_imports(stmt, name)
                     found.extend(hit)
             return found, False
         more, is_global = _scan_nodes([s for s in body if covers(s, lines)], name, lines)

@@ -22,10 +22,16 @@ from ..platforms import ALL_PLATFORMS, platforms_of
 from .guards import DEVICE_LISTS, Guards, terminal
 
 JIT = "jax.jit"
+#: calls that trace a function without lowering it
+TRACE_ONLY = frozenset({"jax.make_jaxpr", "jax.eval_shape"})
+#: transformations whose result is still the function (traced or lowered as the caller does)
+TRANSFORMS = frozenset(
+    {"jax.jit", "jax.vmap", "jax.grad", "jax.shard_map", "jax.experimental.shard_map.shard_map"}
+)
 DEFAULT_DEVICE = "jax.default_device"
 PLATFORM_DEPENDENT = "jax.lax.platform_dependent"
 PARTIAL = "functools.partial"
-USE_NAMES: frozenset[str] = frozenset({JIT, DEFAULT_DEVICE, PLATFORM_DEPENDENT, PARTIAL})
+USE_NAMES: frozenset[str] = frozenset({DEFAULT_DEVICE, PLATFORM_DEPENDENT, PARTIAL, *TRACE_ONLY, *TRANSFORMS})
 
 #: builtins that look at a function without calling it
 _INSPECTORS = frozenset(
@@ -44,8 +50,8 @@ _INSPECTORS = frozenset(
         "dir",
     }
 )
-#: exceptions whose handlers catch what a trace-time check raises
-_BROAD = frozenset({"Exception", "BaseException", "RuntimeError", "ValueError", "NotImplementedError"})
+#: exceptions whose handlers catch what a trace-time check raises (a RuntimeError)
+_BROAD = frozenset({"Exception", "BaseException", "RuntimeError"})
 
 
 #: config options and environment variables that choose the platform for the whole process
@@ -84,7 +90,45 @@ def module_pin(tree: ast.Module) -> frozenset[str] | None:
     return found
 
 
-def inspected(ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
+def _only_inspects(g: Guards, call: ast.Call, node: ast.AST, ancestors: Sequence[ast.AST]) -> bool:
+    """A call to a function of this module whose parameter receiving ``node`` is only inspected."""
+    if not isinstance(call.func, ast.Name):
+        return False
+    position = next((k for k, a in enumerate(call.args) if a is node), None)
+    found = g.values.lookup(call.func.id, ancestors)
+    if position is None or found is None or not isinstance(found[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    func = found[0]
+    params = [*func.args.posonlyargs, *func.args.args]
+    if position >= len(params):
+        return False
+    name = params[position].arg
+    stack: list[tuple[ast.AST, list[ast.AST]]] = [(stmt, [func]) for stmt in func.body]
+    while stack:
+        here, above = stack.pop()
+        if isinstance(here, ast.Name) and here.id == name:
+            if not isinstance(here.ctx, ast.Load) or not _inspects(above, here):
+                return False
+            continue
+        stack.extend((child, [*above, here]) for child in ast.iter_child_nodes(here))
+    return True
+
+
+def _inspects(ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
+    parent = ancestors[-1] if ancestors else None
+    if isinstance(parent, (ast.Tuple, ast.List, ast.Set)) and len(ancestors) > 1:
+        node, parent = parent, ancestors[-2]
+    if isinstance(parent, ast.Compare) or (isinstance(parent, ast.Attribute) and parent.value is node):
+        return True
+    return (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Name)
+        and parent.func.id in _INSPECTORS
+        and any(a is node for a in parent.args)
+    )
+
+
+def inspected(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
     """A reference that is only compared or inspected, or stored in a module-level table.
 
     Where an entry of a module-level table of functions is called is not visible
@@ -98,6 +142,16 @@ def inspected(ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
             node, parent = parent, ancestors[-2]
     if isinstance(parent, ast.Compare):
         return True
+    if isinstance(parent, ast.Attribute) and parent.value is node:
+        # `lax.psend.__name__`, `jnp.linalg.eig.__doc__`
+        return True
+    if (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Attribute)
+        and isinstance(parent.func.value, ast.Name)
+        and parent.func.value.id == "inspect"
+    ):
+        return True
     if isinstance(parent, ast.Assign) and parent.value is node:
         # an alias under the same name (`eig = jnp.linalg.eig`, `self.eig = ...`): its uses
         # are found through it; under another name the assignment itself is reported
@@ -107,12 +161,14 @@ def inspected(ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
             or (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.attr == name)
             for t in parent.targets
         )
-    return (
+    if (
         isinstance(parent, ast.Call)
         and isinstance(parent.func, ast.Name)
         and parent.func.id in _INSPECTORS
         and any(a is node for a in parent.args)
-    )
+    ):
+        return True
+    return isinstance(parent, ast.Call) and _only_inspects(g, parent, node, ancestors[:-1])
 
 
 def keywords(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> list[ast.keyword]:
@@ -124,6 +180,80 @@ def keywords(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> list[ast
         if g.callee(parent) == PARTIAL and parent.args and parent.args[0] is node:
             return parent.keywords
     return []
+
+
+def _traced_by(g: Guards, call: ast.Call, where: Sequence[ast.AST]) -> bool:
+    """Whether ``call`` (given a function first) only traces it: make_jaxpr/eval_shape, through transforms."""
+    name = g.callee(call)
+    if name in TRACE_ONLY:
+        return True
+    if name not in TRANSFORMS and name != PARTIAL:
+        return False
+    # the transformed function is itself only traced: `jax.make_jaxpr(jax.shard_map(body, ...))(x)`
+    parent = where[-1] if where else None
+    return (
+        isinstance(parent, ast.Call)
+        and bool(parent.args)
+        and parent.args[0] is call
+        and _traced_by(g, parent, where[:-1])
+    )
+
+
+def _passed_roles(chain: Sequence[ast.AST]) -> list[tuple[ast.Call, int | str, list[ast.AST]]] | None:
+    """The calls a nested function (``chain[-1]``) is passed to in its scope, with their ancestors."""
+    func = chain[-1]
+    assert isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef))
+    scope_at = next(
+        (
+            k
+            for k in range(len(chain) - 2, -1, -1)
+            if isinstance(chain[k], (ast.FunctionDef, ast.AsyncFunctionDef))
+        ),
+        None,
+    )
+    if scope_at is None:
+        return None
+    roles: list[tuple[ast.Call, int | str, list[ast.AST]]] = []
+    loads = 0
+    stack: list[tuple[ast.AST, list[ast.AST]]] = [(chain[scope_at], list(chain[:scope_at]))]
+    while stack:
+        node, above = stack.pop()
+        if isinstance(node, ast.Name) and node.id == func.name and isinstance(node.ctx, ast.Load):
+            loads += 1
+        if isinstance(node, ast.Call):
+            for k, arg in enumerate(node.args):
+                if isinstance(arg, ast.Name) and arg.id == func.name:
+                    roles.append((node, k, above))
+            for kw in node.keywords:
+                if isinstance(kw.value, ast.Name) and kw.value.id == func.name and kw.arg:
+                    roles.append((node, kw.arg, above))
+        here = [*above, node]
+        stack.extend((child, here) for child in ast.iter_child_nodes(node))
+    return roles if roles and loads == len(roles) else None
+
+
+def traced_only(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
+    """Code that is traced but never lowered: passed only to ``jax.make_jaxpr``/``jax.eval_shape``."""
+    parent = ancestors[-1] if ancestors else None
+    if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
+        return _traced_by(g, parent, ancestors[:-1])
+    chain = [*ancestors, node]
+    for i in range(len(chain) - 1, 0, -1):
+        here = chain[i]
+        if isinstance(here, ast.Lambda):
+            outer = chain[i - 1]
+            return (
+                isinstance(outer, ast.Call)
+                and bool(outer.args)
+                and outer.args[0] is here
+                and _traced_by(g, outer, chain[: i - 1])
+            )
+        if isinstance(here, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            roles = _passed_roles(chain[: i + 1])
+            return roles is not None and all(
+                role == 0 and _traced_by(g, call, where) for call, role, where in roles
+            )
+    return False
 
 
 def _keyword(call: ast.Call, name: str) -> ast.expr | None:

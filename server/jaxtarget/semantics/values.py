@@ -88,6 +88,24 @@ def _bindings_in(nodes: Iterable[ast.AST], name: str, unsure: bool) -> tuple[lis
     return found, unsure
 
 
+def _is_none_assignment(node: ast.AST) -> bool:
+    return isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is None
+
+
+def _module_bindings_in(stmt: ast.stmt, name: str) -> tuple[list[ast.AST], bool]:
+    """Module-scope bindings of ``name`` by a top-level statement (with `global` ones in its functions)."""
+    found, unsure = _bindings_in(_walk_own([stmt]), name, False)
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        for func in ast.walk(stmt):
+            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                isinstance(g, ast.Global) and name in g.names for g in _own_nodes(func)
+            ):
+                more, more_unsure = _bindings_in(_own_nodes(func), name, False)
+                found.extend(n for n in more if not isinstance(n, ast.Global))
+                unsure = unsure or more_unsure
+    return found, unsure
+
+
 class Values:
     """Single assignments and one-expression functions of one (parsed) module."""
 
@@ -110,9 +128,13 @@ class Values:
                 )
                 hit = memo.get(name)
                 if hit is None:
-                    hit = memo[name] = _bindings_in(_walk_own([stmt]), name, False)
+                    hit = memo[name] = _module_bindings_in(stmt, name)
                 found.extend(hit[0])
                 unsure = unsure or hit[1]
+            # `X = None` at module level, set once later by a function declaring `global X`
+            if len(found) > 1 and not unsure:
+                real = [n for n in found if not _is_none_assignment(n)]
+                found = real if len(real) == 1 else found
         else:
             memo = scope.__dict__.setdefault("_jaxtarget_values", {})
             if name not in memo:
@@ -126,7 +148,8 @@ class Values:
         """The binding of ``name`` seen from the end of ``chain`` (LEGB; class bodies skipped)."""
         scopes = [i for i, n in enumerate(chain) if isinstance(n, (*_FUNCTIONS, ast.Module))]
         for i in reversed(scopes):
-            scope = chain[i]
+            # the module in a chain may be an older sparse view: use this version's
+            scope = self.tree if isinstance(chain[i], ast.Module) else chain[i]
             hit = self._binding(scope, name)
             if hit is _UNKNOWN:
                 return None
@@ -140,6 +163,10 @@ class Values:
             if isinstance(hit, ast.AST) and not isinstance(hit, ast.Global):
                 return hit, [self.tree]
         return None
+
+    def lookup(self, name: str, chain: Sequence[ast.AST]) -> tuple[ast.AST, list[ast.AST]] | None:
+        """The one node binding ``name`` seen from the end of ``chain`` (an assignment or a def)."""
+        return self._lookup(name, chain)
 
     def value_of(self, name: ast.Name, chain: Sequence[ast.AST]) -> Found | None:
         """The expression ``name`` was assigned, when one assignment binds it."""
