@@ -191,6 +191,27 @@ def read_source(entry: Entry, mirror: Path | None, checkout: Path | None) -> tup
     return None, "file not found in the checkout folder"
 
 
+#: files pytest and the checker read besides the module: conftest.py on its path, the root markers
+_ROOT_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
+
+
+def context_files(entry: Entry, mirror: Path | None, checkout: Path | None) -> dict[str, bytes]:
+    """The repository's conftest.py files on the module's path and its root markers, at the pinned commit."""
+    git_dir, plain = find_sources(entry.repo, mirror, checkout)
+    parts = Path(entry.path).parts[:-1]
+    wanted = [*(str(Path(*parts[:k], "conftest.py")) for k in range(len(parts) + 1)), *_ROOT_FILES]
+    out: dict[str, bytes] = {}
+    for rel in wanted:
+        if git_dir is not None:
+            shown = _git(git_dir, "show", f"{entry.commit}:{rel}")
+            if shown.returncode == 0:
+                out[rel] = shown.stdout
+                continue
+        if plain is not None and (plain / rel).is_file():
+            out[rel] = (plain / rel).read_bytes()
+    return out
+
+
 # ---------------------------------------------------------------- running the tool
 
 
@@ -328,6 +349,11 @@ def main(argv: list[str] | None = None) -> int:
             dest = work / entry.local
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(data)
+            for rel, extra in context_files(entry, args.mirror, args.checkout_dir).items():
+                context = work / _slug(entry.repo) / rel
+                if not context.exists():
+                    context.parent.mkdir(parents=True, exist_ok=True)
+                    context.write_bytes(extra)
             entry.lines = data.decode("utf-8", errors="replace").splitlines()
             ready.append(entry)
 

@@ -118,9 +118,12 @@ def _value_platforms(
     guards = module.guards
     if isinstance(value, ast.IfExp):
         true, false = guards.sets(value.test, chain)
-        return (true & _value_platforms(module, value.body, chain, cond, depth)) | (
-            false & _value_platforms(module, value.orelse, chain, cond, depth)
-        )
+        body = _value_platforms(module, value.body, chain, cond, depth)
+        orelse = _value_platforms(module, value.orelse, chain, cond, depth)
+        if (true, false) == (ALL_PLATFORMS, ALL_PLATFORMS):
+            # a choice on something other than the backend: visible only if both sides hold
+            return body & orelse
+        return (true & body) | (false & orelse)
     if isinstance(value, ast.Name) and depth < 4:
         found = guards.values.value_of(value, chain)
         if found is not None:

@@ -38,9 +38,9 @@ def _pin_of(conftest: Path) -> frozenset[str] | None:
 
 def conftest_pin(path: str | None) -> frozenset[str] | None:
     """The pin of the nearest conftest.py that pins, from the file's folder up to the project root."""
-    if not path or not os.path.isabs(path):
+    if not path:
         return None
-    folder = Path(path).parent
+    folder = Path(os.path.abspath(path)).parent
     for _ in range(_MAX_DEPTH):
         candidate = folder / "conftest.py"
         if candidate.is_file():

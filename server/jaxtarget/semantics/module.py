@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from ..model import Span
 from ..platforms import ALL_PLATFORMS
 from . import uses
-from .guards import SETUP_WORDS, Allowed, Guards
+from .guards import SETUP_WORDS, Allowed, Guards, as_allowed
 from .resolver import Binding, Query, Resolver, Spot
 from .scopes import (
     AMBIGUOUS,
@@ -136,6 +136,7 @@ class Module:
     #: roots whose module-level binding statements are parsed already
     _roots_bound: set[str] = field(default_factory=set)
     _lines_of: dict[str, list[int]] = field(default_factory=dict)
+    _uses: dict[str, list[tuple[ast.Name, list[ast.AST]]]] = field(default_factory=dict)
 
     @property
     def tree(self) -> ast.Module:
@@ -187,6 +188,27 @@ class Module:
         self._resolved_lines.update(lines)
         self.resolved.update((id(c.node), name) for c, name, _ in resolved)
         return resolved
+
+    def uses_of(self, name: str) -> list[tuple[ast.Name, list[ast.AST]]]:
+        """Every load of ``name`` in the module, with its ancestors (their statements parsed and resolved)."""
+        hit = self._uses.get(name)
+        if hit is None:
+            todo = [ln for ln in self.lines_of_word(name) if ln not in self._resolved_lines]
+            self.view.ensure(todo)
+            if todo and self.names:
+                self.resolve(todo, self.names)
+            tree = self.view.module()
+            hit = []
+            stack: list[tuple[ast.AST, list[ast.AST]]] = [(stmt, [tree]) for stmt in tree.body]
+            while stack:
+                node, above = stack.pop()
+                if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                    hit.append((node, above))
+                    continue
+                here = [*above, node]
+                stack.extend((child, here) for child in ast.iter_child_nodes(node))
+            self._uses[name] = hit
+        return hit
 
     def lines_of_word(self, word: str) -> list[int]:
         hit = self._lines_of.get(word)
@@ -266,7 +288,94 @@ def analyse(
         view.ensure(lines_matching(text, pattern))
     pin = uses.module_pin(view.module()) or project_pin
     module.references = _references(resolved, text, module.guards, wanted.subjects, pin)
+    for ref in module.references:
+        _through_module_names(module, ref)
     return module
+
+
+_CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
+#: builtins that read a table without calling its entries
+_READERS = frozenset({"sorted", "len", "list", "set", "tuple", "print", "repr", "str", "dict", "keys"})
+
+
+def _through_module_names(module: Module, ref: Reference) -> None:
+    """Uses in module-level tables and functions: judged where the module uses them.
+
+    A table entry (``SOLVERS = {"general": jnp.linalg.eig}``) runs where the table is
+    used (a decorator's use is the decorated test's); a module-level function that the
+    module only passes to ``jax.jit(f, backend="cpu")`` is pinned to that platform.
+    """
+    chain = ref.ancestors
+    if len(chain) < 2:
+        return
+    stmt = chain[1]
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        if all(isinstance(n, _CONTAINERS) for n in chain[2:]) and len(chain) > 2:
+            reach = _table_reach(module, stmt.targets[0].id, 0)
+            if reach is not None:
+                ref.inspected = False
+                ref.allowed = as_allowed(reach if ref.allowed is None else reach & ref.allowed)
+    elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and ref.pinned is None:
+        sites = module.uses_of(stmt.name)
+        pins: set[str] = set()
+        for site, above in sites:
+            parent = above[-1]
+            got = (
+                uses.pinned_call(module.guards, parent, site, above[:-1])
+                if isinstance(parent, ast.Call)
+                else None
+            )
+            if got is None:
+                return
+            pins |= got
+        if pins:
+            ref.pinned = frozenset(pins)
+
+
+def _table_reach(module: Module, name: str, depth: int) -> frozenset[str] | None:
+    """Platforms that reach a use of the table ``name`` that can call its entries (None: no such use)."""
+    guards = module.guards
+    out: set[str] = set()
+    found = False
+    for site, above in module.uses_of(name):
+        parent = above[-1]
+        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in _READERS:
+            continue
+        if isinstance(parent, ast.Attribute) and parent.attr in ("keys", "__len__"):
+            continue
+        if isinstance(parent, ast.Compare):
+            # `fn in TABLE`: a membership test
+            continue
+        statement = above[1] if len(above) > 1 else None
+        if (
+            isinstance(statement, ast.Assign)
+            and depth < 3
+            and all(isinstance(n, (ast.BinOp, *_CONTAINERS)) for n in above[2:])
+        ):
+            # `ALL = CPU_ONLY + OTHERS` at module level: where ALL is used
+            for target in statement.targets:
+                more = _table_reach(module, target.id, depth + 1) if isinstance(target, ast.Name) else None
+                if more is not None:
+                    found = True
+                    out |= more
+            continue
+        decorated = next(
+            (
+                (i, n)
+                for i, n in enumerate(above)
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and any(d is (above[i + 1] if i + 1 < len(above) else site) for d in n.decorator_list)
+            ),
+            None,
+        )
+        if decorated is not None and decorated[1].body:
+            i, func = decorated
+            allowed = guards.allowed([*above[: i + 1]], func.body[0])
+        else:
+            allowed = guards.allowed(above, site)
+        found = True
+        out |= ALL_PLATFORMS if allowed is None else allowed
+    return frozenset(out) if found else None
 
 
 def _binding_lines(

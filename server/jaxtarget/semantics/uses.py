@@ -50,6 +50,7 @@ _INSPECTORS = frozenset(
         "dir",
     }
 )
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: exceptions whose handlers catch what a trace-time check raises (a RuntimeError)
 _BROAD = frozenset({"Exception", "BaseException", "RuntimeError"})
 
@@ -182,6 +183,28 @@ def keywords(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> list[ast
     return []
 
 
+def _local_loads(where: Sequence[ast.AST], name: str) -> list[tuple[ast.Name, list[ast.AST]]] | None:
+    """Loads of a local variable in the function holding ``where`` (None: not in a function)."""
+    at = next((k for k in range(len(where) - 1, -1, -1) if isinstance(where[k], _DEFS)), None)
+    if at is None:
+        return None
+    found: list[tuple[ast.Name, list[ast.AST]]] = []
+    stack: list[tuple[ast.AST, list[ast.AST]]] = [(where[at], list(where[:at]))]
+    while stack:
+        node, above = stack.pop()
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            found.append((node, above))
+        stack.extend((child, [*above, node]) for child in ast.iter_child_nodes(node))
+    return found
+
+
+def _assigned_name(parent: ast.AST | None, value: ast.AST) -> str | None:
+    if isinstance(parent, ast.Assign) and parent.value is value and len(parent.targets) == 1:
+        target = parent.targets[0]
+        return target.id if isinstance(target, ast.Name) else None
+    return None
+
+
 def _traced_by(g: Guards, call: ast.Call, where: Sequence[ast.AST]) -> bool:
     """Whether ``call`` (given a function first) only traces it: make_jaxpr/eval_shape, through transforms."""
     name = g.callee(call)
@@ -189,8 +212,18 @@ def _traced_by(g: Guards, call: ast.Call, where: Sequence[ast.AST]) -> bool:
         return True
     if name not in TRANSFORMS and name != PARTIAL:
         return False
-    # the transformed function is itself only traced: `jax.make_jaxpr(jax.shard_map(body, ...))(x)`
     parent = where[-1] if where else None
+    # `step = jax.jit(...)` used only as `step.trace(x)` (never `.lower()`ed or called)
+    variable = _assigned_name(parent, call)
+    if variable is not None:
+        loads = _local_loads(where, variable)
+        return bool(loads) and all(
+            isinstance(above[-1], ast.Attribute)
+            and above[-1].attr == "trace"
+            and not (len(above) > 2 and isinstance(above[-3], ast.Attribute) and above[-3].attr == "lower")
+            for _, above in loads or []
+        )
+    # the transformed function is itself only traced: `jax.make_jaxpr(jax.shard_map(body, ...))(x)`
     return (
         isinstance(parent, ast.Call)
         and bool(parent.args)
@@ -351,6 +384,11 @@ def pinned(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> frozenset[
     return found
 
 
+def pinned_call(g: Guards, call: ast.Call, arg: ast.AST, where: Sequence[ast.AST]) -> frozenset[str] | None:
+    """The platform ``jax.jit(arg, backend=...)`` pins ``arg`` to (None: not such a call)."""
+    return _pinned_by_call(g, call, where) if call.args and call.args[0] is arg else None
+
+
 def _pin_role(g: Guards, call: ast.Call, role: int | str, chain: Sequence[ast.AST]) -> frozenset[str] | None:
     return _pinned_by_call(g, call, chain) if role == 0 else None
 
@@ -419,8 +457,29 @@ def branch(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> frozenset[
 
 
 def caught(ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
-    """Inside a ``try`` body whose handler catches what a trace-time check raises (and does not re-raise)."""
-    chain = [*ancestors, node]
+    """Inside a ``try`` body whose handler catches what a trace-time check raises (and does not re-raise).
+
+    Also a lambda jitted into a local variable that is only called inside such a ``try``.
+    """
+    if _in_catching_try([*ancestors, node]):
+        return True
+    for k in range(len(ancestors) - 1, 0, -1):
+        if isinstance(ancestors[k], ast.Lambda):
+            call, holder = ancestors[k - 1], ancestors[k - 2] if k >= 2 else None
+            if not (isinstance(call, ast.Call) and call.args and call.args[0] is ancestors[k]):
+                return False
+            variable = _assigned_name(holder, call)
+            loads = _local_loads(ancestors[: k - 1], variable) if variable else None
+            return bool(loads) and all(
+                isinstance(above[-1], ast.Call)
+                and above[-1].func is load
+                and _in_catching_try([*above, load])
+                for load, above in loads or []
+            )
+    return False
+
+
+def _in_catching_try(chain: Sequence[ast.AST]) -> bool:
     for parent, child in itertools.pairwise(chain):
         # ast.Try, and ast.TryStar on Python 3.11+
         if type(parent).__name__ in ("Try", "TryStar") and any(
