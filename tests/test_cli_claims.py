@@ -316,7 +316,11 @@ def test_check_of_a_folder_skips_build_dist_vcs_cache_and_venv_folders(tree: Pat
 def test_a_folder_is_skipped_for_its_pyvenv_cfg_not_its_name(tree: Path) -> None:
     (tree / "myenv" / "pyvenv.cfg").unlink()
     out = run_cli("check", ".", "--target", "cpu", cwd=tree)
-    assert {f[0] for f in _findings(out)} == {"pkg/real.py", SKIPPED["virtual environment"], *CHECKED.values()}
+    assert {f[0] for f in _findings(out)} == {
+        "pkg/real.py",
+        SKIPPED["virtual environment"],
+        *CHECKED.values(),
+    }
 
 
 @pytest.mark.parametrize("kind", sorted(SKIPPED))

@@ -66,7 +66,7 @@ def test_guard_functions_setting(
     [
         ('["mylib.utils.has_magma:bogus"]', "unknown backend 'bogus'"),
         ('["has_magma"]', "expected a dotted function name"),
-        ('[1]', "expected a list of strings"),
+        ("[1]", "expected a list of strings"),
     ],
 )
 def test_bad_guard_functions_are_one_clear_error(project: Path, value: str, message: str) -> None:

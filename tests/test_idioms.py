@@ -128,4 +128,6 @@ def test_runtime_claims_hold_on_cpu(case: Path, tmp_path: Path) -> None:
         if name in failing:
             assert got == {"failed"}, f"{case.name}::{name} holds a cpu finding but {got} on CPU"
         else:
-            assert got <= {"passed", "skipped"}, f"{case.name}::{name} is gated but {got} on CPU\n{proc.stdout[-4000:]}"
+            assert got <= {"passed", "skipped"}, (
+                f"{case.name}::{name} is gated but {got} on CPU\n{proc.stdout[-4000:]}"
+            )
