@@ -119,3 +119,13 @@ def test_running_python_is_what_the_rewrite_is_for() -> None:
     except SyntaxError:
         native = False
     assert native == (sys.version_info >= (3, 13))
+
+
+def test_a_leading_byte_order_mark_is_no_syntax_error(check: CheckFn) -> None:
+    source = '\ufeffimport jax\nfrom jax import lax\ny = lax.psend(x, "i", [(0, 1)])\n'
+    analysis = check(source, ("cpu",))
+    assert analysis.syntax_error is None
+    assert [(f.code, f.span.line, f.span.col) for f in analysis.findings] == [
+        ("JT001", 3, 8),
+        ("JT002", 3, 8),
+    ]

@@ -122,7 +122,12 @@ def older_grammar(source: str) -> str | None:
 
 
 def parse_modern(source: str) -> ast.Module:
-    """``ast.parse``, also for modules using grammar newer than the running Python (PEP 695)."""
+    """``ast.parse``, also for modules using grammar newer than the running Python (PEP 695).
+
+    A leading byte-order mark (as editors may keep it) is dropped, as Python does for files.
+    """
+    if source.startswith("\ufeff"):
+        source = source[1:]
     try:
         return ast.parse(source)
     except SyntaxError:
