@@ -31,6 +31,7 @@ from .scopes import (
     ScopeIndex,
     binding_for,
     collect,
+    covers,
     import_aliases,
     static_guess,
 )
@@ -137,6 +138,7 @@ class Module:
     _roots_bound: set[str] = field(default_factory=set)
     _lines_of: dict[str, list[int]] = field(default_factory=dict)
     _uses: dict[str, list[tuple[ast.Name, list[ast.AST]]]] = field(default_factory=dict)
+    _may_pin: bool | None = None
 
     @property
     def tree(self) -> ast.Module:
@@ -189,6 +191,12 @@ class Module:
         self.resolved.update((id(c.node), name) for c, name, _ in resolved)
         return resolved
 
+    def may_pin(self) -> bool:
+        """Whether the module passes ``backend=`` or ``device=`` anywhere (once per version)."""
+        if self._may_pin is None:
+            self._may_pin = bool(self.lines_of_word("backend") or self.lines_of_word("device"))
+        return self._may_pin
+
     def uses_of(self, name: str) -> list[tuple[ast.Name, list[ast.AST]]]:
         """Every load of ``name`` in the module, with its ancestors (their statements parsed and resolved)."""
         hit = self._uses.get(name)
@@ -198,15 +206,21 @@ class Module:
             if todo and self.names:
                 self.resolve(todo, self.names)
             tree = self.view.module()
+            lines = self.lines_of_word(name)
             hit = []
-            stack: list[tuple[ast.AST, list[ast.AST]]] = [(stmt, [tree]) for stmt in tree.body]
+            # only the statements (and inside them the nodes) that span a line naming it
+            stack: list[tuple[ast.AST, list[ast.AST]]] = [(s, [tree]) for s in tree.body if covers(s, lines)]
             while stack:
                 node, above = stack.pop()
                 if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
                     hit.append((node, above))
                     continue
                 here = [*above, node]
-                stack.extend((child, here) for child in ast.iter_child_nodes(node))
+                stack.extend(
+                    (child, here)
+                    for child in ast.iter_child_nodes(node)
+                    if not hasattr(child, "lineno") or covers(child, lines)
+                )
             self._uses[name] = hit
         return hit
 
@@ -315,7 +329,13 @@ def _through_module_names(module: Module, ref: Reference) -> None:
             if reach is not None:
                 ref.inspected = False
                 ref.allowed = as_allowed(reach if ref.allowed is None else reach & ref.allowed)
-    elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and ref.pinned is None:
+    elif (
+        isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and ref.pinned is None
+        # pinning needs `jax.jit(f, backend=...)` or `device=` somewhere, and another line naming f
+        and module.may_pin()
+        and len(module.lines_of_word(stmt.name)) > 1
+    ):
         sites = module.uses_of(stmt.name)
         pins: set[str] = set()
         for site, above in sites:

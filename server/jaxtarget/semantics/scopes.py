@@ -116,9 +116,20 @@ def _scan_nodes(stack: list[ast.AST], name: str, lines: Sequence[int]) -> tuple[
     return found, is_global
 
 
+def declared_globals(stmt: ast.stmt) -> frozenset[str]:
+    """Names that functions inside a top-level def or class declare ``global`` (memoised on the node)."""
+    if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return frozenset()
+    hit: frozenset[str] | None = stmt.__dict__.get("_jaxtarget_globals")
+    if hit is None:
+        hit = frozenset(n for node in ast.walk(stmt) if isinstance(node, ast.Global) for n in node.names)
+        stmt.__dict__["_jaxtarget_globals"] = hit
+    return hit
+
+
 def _global_imports(stmt: ast.stmt, name: str) -> list[Bind]:
     """Imports of ``name`` inside functions that declare it ``global`` (they bind the module's name)."""
-    if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    if name not in declared_globals(stmt):
         return []
     found: list[Bind] = []
     for node in ast.walk(stmt):

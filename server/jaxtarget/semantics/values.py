@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator, Sequence
 
+from .scopes import declared_globals
+
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _NESTED = (
     ast.FunctionDef,
@@ -95,7 +97,7 @@ def _is_none_assignment(node: ast.AST) -> bool:
 def _module_bindings_in(stmt: ast.stmt, name: str) -> tuple[list[ast.AST], bool]:
     """Module-scope bindings of ``name`` by a top-level statement (with `global` ones in its functions)."""
     found, unsure = _bindings_in(_walk_own([stmt]), name, False)
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    if name in declared_globals(stmt):
         for func in ast.walk(stmt):
             if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
                 isinstance(g, ast.Global) and name in g.names for g in _own_nodes(func)
