@@ -13,8 +13,8 @@ from .model import Finding, Fix, Severity
 from .platforms import Version, expand_targets, ordered
 from .rules.base import CheckContext, Violation
 from .rules.registry import RULES, WANTED
-from .semantics.conftest import conftest_pin
 from .semantics.module import Module, Reference, Wanted, analyse
+from .semantics.pins import conftest_pin
 from .semantics.source import ChunkCache, FullView, Lines, SparseModule, parse_recovering
 from .suppression import unsuppressed
 

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 
 from ..model import Span
 from ..platforms import ALL_PLATFORMS
-from . import uses
+from . import pins, uses
+from .aliases import through_alias
 from .guards import SETUP_WORDS, Allowed, Guards, as_allowed
 from .resolver import Binding, Query, Resolver, Spot
 from .scopes import (
@@ -265,7 +266,7 @@ def analyse(
     source = text.source
     setup = [
         ln
-        for ln in lines_with_words(text, (*SETUP_WORDS, *uses.PLATFORM_WORDS))
+        for ln in lines_with_words(text, (*SETUP_WORDS, *pins.PLATFORM_WORDS))
         if ln in view
         or "import" in text.text(ln)
         or not view.is_definition(ln)
@@ -300,7 +301,7 @@ def analyse(
             rf"^(?:async[ \t]+)?def[ \t]+(?:{'|'.join(map(re.escape, sorted(receivers)))})\b", re.M
         )
         view.ensure(lines_matching(text, pattern))
-    pin = uses.module_pin(view.module()) or project_pin
+    pin = pins.module_pin(view.module()) or project_pin
     module.references = _references(resolved, text, module.guards, wanted.subjects, pin)
     for ref in module.references:
         _through_module_names(module, ref)
@@ -436,7 +437,7 @@ def _resolve(
         if binding is None:
             # bound by an assignment: `lax = jax.lax`, `self.linalg = jnp.linalg`
             values = values or Values(tree)
-            alias = _through_alias(cand, values, index, tree)
+            alias = through_alias(cand, values, index, tree)
             if alias is not None:
                 queries.append((cand, alias))
             continue
@@ -460,77 +461,6 @@ def _resolve(
                 out.append((cand, name, by))
     out.sort(key=lambda r: (r[0].line, r[0].byte_col))
     return out
-
-
-def _dotted_of(node: ast.expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
-def _self_attribute(cand: Candidate, values: Values) -> tuple[ast.expr, list[ast.AST]] | None:
-    """``self.attr`` in a method: the one value the class assigns to that attribute."""
-    attr = cand.dotted.split(".")[1] if cand.dotted.count(".") >= 1 else None
-    cls_at = next(
-        (i for i in range(len(cand.ancestors) - 1, -1, -1) if isinstance(cand.ancestors[i], ast.ClassDef)),
-        None,
-    )
-    if attr is None or cls_at is None:
-        return None
-    cls = cand.ancestors[cls_at]
-    assert isinstance(cls, ast.ClassDef)
-    found: list[ast.expr] = []
-    for node in ast.walk(cls):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            t = node.targets[0]
-            if (
-                isinstance(t, ast.Attribute)
-                and t.attr == attr
-                and isinstance(t.value, ast.Name)
-                and t.value.id == "self"
-            ) or (isinstance(t, ast.Name) and t.id == attr and any(s is node for s in cls.body)):
-                found.append(node.value)
-    return (found[0], list(cand.ancestors[: cls_at + 1])) if len(found) == 1 else None
-
-
-def _through_alias(
-    cand: Candidate, values: Values, index: ScopeIndex, tree: ast.Module, depth: int = 0
-) -> Query | None:
-    """The query for a load whose root is a variable holding a module or function (one assignment)."""
-    root: ast.expr = cand.node
-    while isinstance(root, ast.Attribute):
-        root = root.value
-    if not isinstance(root, ast.Name) or depth > 3:
-        return None
-    rest = cand.dotted.split(".")[1:]
-    found = values.value_of(root, [*cand.ancestors, cand.node])
-    if found is None and root.id == "self" and rest:
-        found = _self_attribute(cand, values)
-        rest = rest[1:]
-    if found is None:
-        return None
-    value, chain = found
-    spelled = _dotted_of(value)
-    if spelled is None or not isinstance(value, (ast.Name, ast.Attribute)):
-        return None
-    head: ast.expr = value
-    while isinstance(head, ast.Attribute):
-        head = head.value
-    assert isinstance(head, ast.Name)
-    alias = Candidate(
-        value, head.id, ".".join([spelled, *rest]), chain, cand.line, cand.byte_col, cand.end_byte_col
-    )
-    binding = binding_for(alias, index, tree)
-    if isinstance(binding, Binding) and not binding.level:
-        return Query(binding, alias.dotted)
-    if binding is None:
-        return _through_alias(alias, values, index, tree, depth + 1)
-    return None
 
 
 def _references(

@@ -255,7 +255,8 @@ class Candidate:
     end_byte_col: int
 
 
-def _dotted(node: ast.AST) -> tuple[str, str] | None:
+def dotted_spelling(node: ast.AST) -> tuple[str, str] | None:
+    """``(root, dotted)`` for a name or attribute chain (``jnp.linalg.eig``), else None."""
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -301,7 +302,7 @@ def _collect_in(stmt: ast.stmt, names: frozenset[str]) -> Iterator[_CandidateTai
         ):
             target = node
         if target is not None and isinstance(target.ctx, ast.Load):
-            spelled = _dotted(target)
+            spelled = dotted_spelling(target)
             end_line = target.end_lineno or target.lineno
             end_col = target.end_col_offset or 0
             terminal = target.attr if isinstance(target, ast.Attribute) else target.id

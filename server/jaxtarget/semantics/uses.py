@@ -51,44 +51,9 @@ _INSPECTORS = frozenset(
     }
 )
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_CONTAINERS = (ast.Tuple, ast.List, ast.Set, ast.Dict)
 #: exceptions whose handlers catch what a trace-time check raises (a RuntimeError)
 _BROAD = frozenset({"Exception", "BaseException", "RuntimeError"})
-
-
-#: config options and environment variables that choose the platform for the whole process
-_PLATFORM_OPTIONS = frozenset({"jax_platform_name", "jax_platforms"})
-PLATFORM_WORDS: tuple[str, ...] = ("jax_platform_name", "jax_platforms", "JAX_PLATFORMS", "JAX_PLATFORM_NAME")
-
-
-def _platform_value(key: ast.expr | None, value: ast.expr | None) -> frozenset[str] | None:
-    if not (isinstance(key, ast.Constant) and isinstance(value, ast.Constant)):
-        return None
-    if not (isinstance(key.value, str) and isinstance(value.value, str)):
-        return None
-    if key.value.lower() not in _PLATFORM_OPTIONS or not value.value:
-        return None
-    # "cpu" or a priority list such as "cuda,cpu": the first one that exists is used
-    return platforms_of(value.value.split(",")[0].strip()) or None
-
-
-def module_pin(tree: ast.Module) -> frozenset[str] | None:
-    """The platform a module (or a conftest.py) pins the whole process to at import time.
-
-    ``jax.config.update("jax_platform_name", "cpu")``, ``jax.config.update("jax_platforms", "cpu")``,
-    ``os.environ["JAX_PLATFORMS"] = "cpu"`` and ``os.environ.setdefault("JAX_PLATFORMS", "cpu")``.
-    """
-    found: frozenset[str] | None = None
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            call = stmt.value
-            method = call.func.attr if isinstance(call.func, ast.Attribute) else None
-            if method in ("update", "setdefault") and len(call.args) == 2:
-                found = _platform_value(call.args[0], call.args[1]) or found
-        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            target = stmt.targets[0]
-            if isinstance(target, ast.Subscript) and terminal(target.value) == "environ":
-                found = _platform_value(target.slice, stmt.value) or found
-    return found
 
 
 def _only_inspects(g: Guards, call: ast.Call, node: ast.AST, ancestors: Sequence[ast.AST]) -> bool:
@@ -115,10 +80,18 @@ def _only_inspects(g: Guards, call: ast.Call, node: ast.AST, ancestors: Sequence
     return True
 
 
-def _inspects(ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
+def _lift(
+    ancestors: Sequence[ast.AST], node: ast.AST, containers: tuple[type, ...]
+) -> tuple[ast.AST, ast.AST | None]:
+    """The node as its context sees it: an element of a tuple or list is judged by the container's use."""
     parent = ancestors[-1] if ancestors else None
-    if isinstance(parent, (ast.Tuple, ast.List, ast.Set)) and len(ancestors) > 1:
-        node, parent = parent, ancestors[-2]
+    if parent is not None and isinstance(parent, containers) and len(ancestors) > 1:
+        return parent, ancestors[-2]
+    return node, parent
+
+
+def _inspects_at(parent: ast.AST | None, node: ast.AST) -> bool:
+    """Compared (`is`, `in`, `==`), an attribute read (`__name__`), or given to a builtin that looks."""
     if isinstance(parent, ast.Compare) or (isinstance(parent, ast.Attribute) and parent.value is node):
         return True
     return (
@@ -129,22 +102,24 @@ def _inspects(ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
     )
 
 
+def _inspects(ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
+    node, parent = _lift(ancestors, node, (ast.Tuple, ast.List, ast.Set))
+    return _inspects_at(parent, node)
+
+
 def inspected(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
     """A reference that is only compared or inspected, or stored in a module-level table.
 
     Where an entry of a module-level table of functions is called is not visible
     here (the test that calls it holds its guards), so storing it is no finding.
     """
-    parent = ancestors[-1] if ancestors else None
-    if isinstance(parent, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
-        if not any(isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) for a in ancestors):
-            return True
-        if len(ancestors) > 1:
-            node, parent = parent, ancestors[-2]
-    if isinstance(parent, ast.Compare):
+    if isinstance(ancestors[-1] if ancestors else None, _CONTAINERS) and not any(
+        isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) for a in ancestors
+    ):
         return True
-    if isinstance(parent, ast.Attribute) and parent.value is node:
-        # `lax.psend.__name__`, `jnp.linalg.eig.__doc__`
+    node, parent = _lift(ancestors, node, _CONTAINERS)
+    if _inspects_at(parent, node):
+        # also `lax.psend.__name__`, `jnp.linalg.eig.__doc__`
         return True
     if (
         isinstance(parent, ast.Call)
@@ -162,13 +137,6 @@ def inspected(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
             or (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.attr == name)
             for t in parent.targets
         )
-    if (
-        isinstance(parent, ast.Call)
-        and isinstance(parent.func, ast.Name)
-        and parent.func.id in _INSPECTORS
-        and any(a is node for a in parent.args)
-    ):
-        return True
     return isinstance(parent, ast.Call) and _only_inspects(g, parent, node, ancestors[:-1])
 
 

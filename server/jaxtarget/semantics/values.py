@@ -13,19 +13,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator, Sequence
 
-from .scopes import declared_globals
+from .scopes import FUNCTIONS, SCOPES, declared_globals
 
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-_NESTED = (
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
-    ast.Lambda,
-    ast.ClassDef,
-    ast.ListComp,
-    ast.SetComp,
-    ast.DictComp,
-    ast.GeneratorExp,
-)
+_FUNCTIONS = FUNCTIONS
+#: nodes that open a scope of their own
+_NESTED = SCOPES
 
 Found = tuple[ast.expr, list[ast.AST]]
 _UNKNOWN = object()

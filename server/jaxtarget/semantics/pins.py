@@ -1,0 +1,90 @@
+"""The platform a module, or a test suite's ``conftest.py``, pins the whole process to.
+
+pytest imports each ``conftest.py`` from the root folder down to a test file's
+folder before the test module; one that runs ``jax.config.update("jax_platform_name",
+"cpu")`` at import time makes every test below it run on that platform whatever
+the machine has. Read from disk, cached per file by modification time.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+
+from ..platforms import platforms_of
+from .guards import terminal
+
+#: config options and environment variables that choose the platform for the whole process
+_PLATFORM_OPTIONS = frozenset({"jax_platform_name", "jax_platforms"})
+PLATFORM_WORDS: tuple[str, ...] = ("jax_platform_name", "jax_platforms", "JAX_PLATFORMS", "JAX_PLATFORM_NAME")
+
+
+def _platform_value(key: ast.expr | None, value: ast.expr | None) -> frozenset[str] | None:
+    if not (isinstance(key, ast.Constant) and isinstance(value, ast.Constant)):
+        return None
+    if not (isinstance(key.value, str) and isinstance(value.value, str)):
+        return None
+    if key.value.lower() not in _PLATFORM_OPTIONS or not value.value:
+        return None
+    # "cpu" or a priority list such as "cuda,cpu": the first one that exists is used
+    return platforms_of(value.value.split(",")[0].strip()) or None
+
+
+def module_pin(tree: ast.Module) -> frozenset[str] | None:
+    """The platform a module (or a conftest.py) pins the whole process to at import time.
+
+    ``jax.config.update("jax_platform_name", "cpu")``, ``jax.config.update("jax_platforms", "cpu")``,
+    ``os.environ["JAX_PLATFORMS"] = "cpu"`` and ``os.environ.setdefault("JAX_PLATFORMS", "cpu")``.
+    """
+    found: frozenset[str] | None = None
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            call = stmt.value
+            method = call.func.attr if isinstance(call.func, ast.Attribute) else None
+            if method in ("update", "setdefault") and len(call.args) == 2:
+                found = _platform_value(call.args[0], call.args[1]) or found
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            if isinstance(target, ast.Subscript) and terminal(target.value) == "environ":
+                found = _platform_value(target.slice, stmt.value) or found
+    return found
+
+
+_ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "pytest.ini", ".git")
+_MAX_DEPTH = 12
+_cache: dict[str, tuple[float, frozenset[str] | None]] = {}
+
+
+def _pin_of(conftest: Path) -> frozenset[str] | None:
+    key = str(conftest)
+    try:
+        mtime = conftest.stat().st_mtime
+    except OSError:
+        return None
+    hit = _cache.get(key)
+    if hit is not None and hit[0] == mtime:
+        return hit[1]
+    try:
+        pin = module_pin(ast.parse(conftest.read_bytes()))
+    except (OSError, SyntaxError, ValueError, RecursionError):
+        pin = None
+    _cache[key] = (mtime, pin)
+    return pin
+
+
+def conftest_pin(path: str | None) -> frozenset[str] | None:
+    """The pin of the nearest conftest.py that pins, from the file's folder up to the project root."""
+    if not path:
+        return None
+    folder = Path(os.path.abspath(path)).parent
+    for _ in range(_MAX_DEPTH):
+        candidate = folder / "conftest.py"
+        if candidate.is_file():
+            pin = _pin_of(candidate)
+            if pin is not None:
+                return pin
+        if any((folder / m).exists() for m in _ROOT_MARKERS) or folder.parent == folder:
+            return None
+        folder = folder.parent
+    return None
