@@ -21,6 +21,7 @@ from jaxtarget.config import Layer, resolve
 from jaxtarget.engine import Engine
 from jaxtarget.environment import load_environment
 from jaxtarget.semantics.jedi_resolver import JediResolver
+from jaxtarget.semantics.source import ChunkCache
 
 
 def median_time(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
@@ -43,9 +44,18 @@ def main() -> None:
     uses = len(first.references)
     t_check = median_time(lambda: engine.check(source, "bench.py"), 30)
     t_parse = median_time(lambda: ast.parse(source), 30)
-    cache: dict = {}  # type: ignore[type-arg]
+    cache = ChunkCache()
     engine.check(source, "bench.py", sparse=True, cache=cache)
     t_sparse = median_time(lambda: engine.check(source, "bench.py", sparse=True, cache=cache), 30)
+    # one keystroke in the middle of the module, then the language server's check
+    lines = source.splitlines(keepends=True)
+    edits = iter(range(10**6))
+
+    def keystroke() -> None:
+        lines[len(lines) // 2] = f"x_{next(edits)} = 1\n"
+        engine.check("".join(lines), "bench.py", sparse=True, cache=cache)
+
+    t_keystroke = median_time(keystroke, 30)
     gc.disable()
     t_check_nogc = median_time(lambda: engine.check(source, "bench.py"), 30)
     t_parse_nogc = median_time(lambda: ast.parse(source), 30)
@@ -67,7 +77,11 @@ def main() -> None:
         f"  garbage collector off: check {t_check_nogc * 1000:.1f} ms, "
         f"ast.parse {t_parse_nogc * 1000:.1f} ms, ratio {t_check_nogc / t_parse_nogc:.2f} x"
     )
-    print(f"sparse check (language server's mode, chunk cache warm): {t_sparse * 1000:.1f} ms", flush=True)
+    print(f"sparse check (language server's mode, chunk cache warm): {t_sparse * 1000:.1f} ms")
+    print(
+        f"sparse check after a one-line edit mid-module, median of 30: {t_keystroke * 1000:.1f} ms",
+        flush=True,
+    )
 
     # jedi goto on every name: measured on an evenly spaced sample, scaled to all names
     sample = names[:: max(1, len(names) // 200)]

@@ -13,6 +13,7 @@ import pytest
 from jaxtarget.config import Layer, resolve
 from jaxtarget.engine import Engine
 from jaxtarget.environment import load_environment
+from jaxtarget.semantics.source import ChunkCache
 
 from .conftest import CheckFn, run_cli
 
@@ -109,7 +110,7 @@ def test_conftest_pin_applies_to_the_tests_below_it(
     engine = Engine(resolve(Layer(target_backends=("tpu",))), load_environment(None))
     findings = engine.check(TEST_FILE, str(tests / "test_eig.py")).findings
     assert bool(findings) == found_on_tpu
-    sparse = engine.check(TEST_FILE, str(tests / "test_eig.py"), sparse=True, cache={}).findings
+    sparse = engine.check(TEST_FILE, str(tests / "test_eig.py"), sparse=True, cache=ChunkCache()).findings
     assert [f.span for f in sparse] == [f.span for f in findings]
 
 

@@ -11,6 +11,7 @@ from jaxtarget.config import Layer, resolve
 from jaxtarget.engine import Engine
 from jaxtarget.environment import load_environment
 from jaxtarget.rules.registry import APIS, RULES, rules_for_api
+from jaxtarget.semantics.source import ChunkCache
 
 from .conftest import CheckFn, make_engine, token_at
 
@@ -273,7 +274,7 @@ DEGENERATE: dict[str, tuple[str, list[tuple[str, int]] | str | None]] = {
 def test_degenerate_input_does_not_raise(name: str, sparse: bool) -> None:
     source, expected = DEGENERATE[name]
     engine = DEGENERATE_ENGINE
-    analysis = engine.check(source, sparse=sparse, cache={} if sparse else None)
+    analysis = engine.check(source, sparse=sparse, cache=ChunkCache() if sparse else None)
     found = [(f.code, f.span.line) for f in analysis.findings]
     if isinstance(expected, list):
         assert found == expected
@@ -288,7 +289,10 @@ def test_degenerate_input_does_not_raise(name: str, sparse: bool) -> None:
     for f in analysis.findings:
         assert lines[f.span.line - 1][f.span.col : f.span.end_col] == "psend"
     # and the engine is still sound afterwards
-    assert codes(engine.check(PAIR, sparse=sparse, cache={} if sparse else None)) == ["JT001", "JT001"]
+    assert codes(engine.check(PAIR, sparse=sparse, cache=ChunkCache() if sparse else None)) == [
+        "JT001",
+        "JT001",
+    ]
 
 
 def test_large_module(check: CheckFn) -> None:

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from jaxtarget.engine import Analysis, Engine
 from jaxtarget.rules.registry import WANTED
 from jaxtarget.semantics.module import analyse
-from jaxtarget.semantics.source import ChunkCache, Lines, SparseModule
+from jaxtarget.semantics.source import ChunkCache, SparseModule
+from jaxtarget.semantics.text import Lines
 
 from .conftest import ROOT, make_engine
 from .test_resolution import LOOKALIKES, SPELLINGS
@@ -78,7 +79,7 @@ CORPUS = corpus()
 def test_sparse_equals_full(name: str) -> None:
     source = CORPUS[name]
     full = ENGINE.check(source)
-    sparse = ENGINE.check(source, sparse=True, cache={})
+    sparse = ENGINE.check(source, sparse=True, cache=ChunkCache())
     assert summary(sparse) == summary(full)
 
 
@@ -92,7 +93,7 @@ def test_sparse_parses_only_what_matters() -> None:
 
 def test_cache_is_reused_and_pruned() -> None:
     source = module()
-    cache: ChunkCache = {}
+    cache = ChunkCache()
     first = ENGINE.check(source, sparse=True, cache=cache)
     before = dict(cache)
     assert any("lax.psend" in text for _, text in before), "the psend chunks are parsed and cached"
@@ -144,7 +145,7 @@ def test_cache_is_reused_and_pruned() -> None:
 )
 def test_sparse_equals_full_on_generated_modules(parts: list[str]) -> None:
     source = "".join(parts)
-    assert summary(ENGINE.check(source, sparse=True, cache={})) == summary(ENGINE.check(source))
+    assert summary(ENGINE.check(source, sparse=True, cache=ChunkCache())) == summary(ENGINE.check(source))
 
 
 def test_real_library_file() -> None:
@@ -152,4 +153,57 @@ def test_real_library_file() -> None:
 
     path = Path(jax.__file__).parent / "_src" / "lax" / "parallel.py"
     source = path.read_text()
-    assert summary(ENGINE.check(source, sparse=True, cache={})) == summary(ENGINE.check(source))
+    assert summary(ENGINE.check(source, sparse=True, cache=ChunkCache())) == summary(ENGINE.check(source))
+
+
+_PIECES = [
+    "x = 1\n",
+    "from jax import lax\n",
+    "def f(x):\n    return lax.psend(x, 'i', p)\n",
+    "@jax.jit\n@other\ndef h(x):\n    return x\n",
+    "s = '''\nlax = 3\n'''; lax = 2\n",
+    'd = """doc\ndef g():\n"""\n',
+    "t = (1,\n2)\n",
+    "u = 1 + \\\n2\n",
+    "if x:\n    y = lax\nelse:\n    y = 0\n",
+    "# lax comment\n",
+    "class C:\n    lax = 1\n",
+    "laxer = lax_ = _lax + lax\r\n",
+    'open = """never closed "x" \n',
+    "stray = 'no end\n",
+    "@d\nclass K:\n  pass\n",
+]
+_TYPED = st.text(alphabet="lax_( )[]{}'\"\\#@\n\r\x0c\u2028édefclass:=1", max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(_PIECES), min_size=1, max_size=10),
+    st.integers(min_value=0),
+    st.integers(min_value=0, max_value=30),
+    _TYPED,
+    st.lists(st.tuples(st.integers(min_value=0), st.integers(min_value=0, max_value=8), _TYPED), max_size=3),
+)
+def test_scans_after_an_edit_equal_scans_from_scratch(
+    parts: list[str], at: int, cut: int, typed: str, more: list[tuple[int, int, str]]
+) -> None:
+    """Statement starts and identifier lines reused from the previous version equal a fresh scan."""
+    source = "".join(parts)
+    previous = Lines(source)
+    for text in (previous,):
+        text.statement_starts()
+        for word in ("lax", "def", "x"):
+            text.word_lines(word)
+    for where, length, insert in [(at, cut, typed), *more]:
+        where %= len(source) + 1
+        edited = source[:where] + insert + source[where + length :]
+        incremental, fresh = Lines(edited, previous), Lines(edited)
+        assert incremental.statement_starts() == fresh.statement_starts(), (source, edited)
+        for word in ("lax", "def", "x"):
+            assert incremental.word_lines(word) == fresh.word_lines(word), (word, source, edited)
+        source, previous = edited, incremental
+
+
+def test_a_string_ending_mid_line_starts_no_statement() -> None:
+    source = 'x = """doc\n"""; y = 1\nz = 2\n'
+    assert Lines(source).statement_starts() == [1, 3]

@@ -15,7 +15,8 @@ from .rules.base import CheckContext, Violation
 from .rules.registry import RULES, WANTED
 from .semantics.module import Module, Reference, Wanted, analyse
 from .semantics.pins import conftest_pin
-from .semantics.source import ChunkCache, FullView, Lines, SparseModule, parse_recovering
+from .semantics.source import ChunkCache, FullView, SparseModule, parse_recovering
+from .semantics.text import Lines
 from .suppression import unsuppressed
 
 
@@ -113,11 +114,15 @@ class Engine:
             version=self.version,
             note="" if resolver.exact else resolver.reason,
         )
-        text = Lines(source)
+        # the previous version of the document, whose scans the untouched text reuses
+        reuse = sparse and isinstance(cache, ChunkCache)
+        text = Lines(source, cache.lines if reuse and cache is not None else None)
         if sparse and "\0" not in source:
             if not WANTED.might_be_mentioned(source):
                 return result
             view = SparseModule(text, cache)
+            if reuse and cache is not None:
+                cache.lines = text
             module = analyse(view, text, path, resolver, self.wanted, conftest_pin(path), self.predicates)
             violations = self._violations(module)
             if not module.stale:

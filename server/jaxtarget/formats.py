@@ -12,7 +12,7 @@ from . import __version__
 from .model import Finding, Fix
 from .rules.base import Rule
 from .rules.registry import RULES, RULES_BY_CODE
-from .semantics.source import Lines
+from .semantics.text import Lines
 
 FORMATS: tuple[str, ...] = ("text", "json", "github", "sarif")
 

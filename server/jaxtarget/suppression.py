@@ -6,7 +6,8 @@ import re
 from collections.abc import Sequence
 
 from .model import Finding
-from .semantics.source import Lines, TokenFacts
+from .semantics.source import TokenFacts
+from .semantics.text import Lines
 
 IGNORE_RE = re.compile(r"#\s*jaxtarget:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.I)
 _NOQA_RE = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)

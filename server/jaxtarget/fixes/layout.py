@@ -13,7 +13,8 @@ from functools import cached_property
 from ..model import Edit
 from ..platforms import Version
 from ..semantics.module import Reference
-from ..semantics.source import Lines, TokenFacts, parse_modern
+from ..semantics.source import TokenFacts, parse_modern
+from ..semantics.text import Lines
 
 #: The GPU test the guard fixes insert (and the guards recognise).
 HELPER_NAME = "has_gpu_backend"

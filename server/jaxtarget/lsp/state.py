@@ -48,7 +48,7 @@ class Document:
     checked: Checked | None = None
     pending: asyncio.Task[None] | None = None
     last_change: float = 0.0
-    chunks: ChunkCache = field(default_factory=dict)
+    chunks: ChunkCache = field(default_factory=ChunkCache)
 
 
 class JaxTargetServer(LanguageServer):

@@ -36,7 +36,8 @@ from .scopes import (
     import_aliases,
     static_guess,
 )
-from .source import Lines, SourceView, lines_matching, lines_with_words
+from .source import SourceView
+from .text import Lines, lines_matching, lines_with_words
 from .values import Values
 from .wrapped import WrappedFunctions
 

@@ -12,70 +12,12 @@ from __future__ import annotations
 import ast
 import bisect
 import io
-import itertools
 import re
 import tokenize
 from collections.abc import Iterable
 from typing import Protocol
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
-#: characters str.splitlines splits on but Python's tokenizer does not
-_ODD_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
-
-#: Lines that may start a top-level statement (column 0, not a comment,
-#: closing bracket or the continuation of a compound statement).
-_CHUNK_START = re.compile(r"^(?![ \t\f#)\]}\r\n]|(?:else|elif|except|finally)\b)", re.M)
-
-
-class Lines:
-    """Line starts for the source, split the way Python's tokenizer splits."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self._words: dict[str, list[int]] = {}
-        if _ODD_BREAKS.search(source) is None:
-            lengths = map(len, source.splitlines(keepends=True))
-            self.starts = [0, *itertools.accumulate(lengths)]
-            if self.starts[-1] == len(source) and source and source[-1] not in "\r\n":
-                self.starts.pop()  # the last line has no line break
-        else:
-            self.starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
-
-    def line_of(self, offset: int) -> int:
-        return bisect.bisect_right(self.starts, offset)
-
-    def word_lines(self, word: str) -> list[int]:
-        """Lines on which ``word`` occurs as a whole identifier (memoised per word)."""
-        hit = self._words.get(word)
-        if hit is None:
-            source, n, size = self.source, len(word), len(self.source)
-            hit = []
-            i = source.find(word)
-            while i != -1:
-                before = source[i - 1] if i else " "
-                after = source[i + n] if i + n < size else " "
-                if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-                    line = self.line_of(i)
-                    if not hit or hit[-1] != line:
-                        hit.append(line)
-                i = source.find(word, i + n)
-            self._words[word] = hit
-        return hit
-
-    def offset(self, line: int) -> int:
-        return self.starts[line - 1] if line <= len(self.starts) else len(self.source)
-
-    def text(self, line: int) -> str:
-        start = self.starts[line - 1]
-        end = self.starts[line] if line < len(self.starts) else len(self.source)
-        return self.source[start:end].rstrip("\r\n")
-
-    def char_col(self, line: int, byte_col: int) -> int:
-        text = self.text(line)
-        if text.isascii():
-            return byte_col
-        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
-
+from .text import Lines
 
 #: PEP 695 type parameters (``def f[T](x)``, ``class C[T = int]:``) and ``type X = ...`` aliases
 _TYPE_PARAMS = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+\w+[ \t]*(?=\[)", re.M)
@@ -191,76 +133,17 @@ class TokenFacts:
             pass
 
 
-ChunkCache = dict[tuple[int, str], list[ast.stmt]]
+class ChunkCache(dict[tuple[int, str], list[ast.stmt]]):
+    """What the sparse parse of one document keeps between its versions.
 
-#: Comments and string literals, whole (triple-quoted ones across lines).
-_STRING_OR_COMMENT = re.compile(
-    r"#[^\r\n]*"
-    r'|"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""'
-    r"|'\'\'(?:[^'\\]|\\[\s\S]|'(?!''))*'\'\'"
-    r'|"(?:[^"\\\r\n]|\\(?:\r\n|[\s\S]))*"'
-    r"|'(?:[^'\\\r\n]|\\(?:\r\n|[\s\S]))*'"
-)
+    Parsed chunks keyed by (first line, text), and the previous version's text
+    (with its identifier and statement-start scans, reused for the untouched text).
+    """
+
+    lines: Lines | None = None
+
+
 _DEF_RE = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)", re.M)
-_OPEN = "([{"
-_CLOSE = ")]}"
-
-
-def code_only(source: str) -> str:
-    """The source with comments and string literals removed, line breaks kept.
-
-    Line numbers stay the same, so a line that starts inside a multi-line string
-    becomes empty and bracket counts are not fooled by brackets in strings.
-    """
-    pieces: list[str] = []
-    prev = 0
-    for m in _STRING_OR_COMMENT.finditer(source):
-        start, end = m.span()
-        pieces.append(source[prev:start])
-        breaks = source.count("\n", start, end)
-        if breaks:
-            pieces.append("\n" * breaks)
-        prev = end
-    pieces.append(source[prev:])
-    return "".join(pieces)
-
-
-def _statement_starts(text: Lines) -> list[int]:
-    """Lines that start a top-level statement, read from the code outside strings.
-
-    A column-0 line counts unless it is inside a string, inside brackets, after a
-    backslash continuation, a compound statement's continuation (else, except, ...)
-    or the definition line of a decorated function or class.
-    """
-    code = code_only(text.source)
-    lines = Lines(code)
-    candidates: list[int] = []
-    decorated = False
-    for m in _CHUNK_START.finditer(code):
-        at = m.start()
-        # a decorated definition is one statement: keep its decorators with it
-        if decorated:
-            if code.startswith("@", at):
-                continue
-            if code.startswith(("def ", "async ", "class "), at):
-                decorated = False
-                continue
-        decorated = code.startswith("@", at)
-        line = lines.line_of(at)
-        if not candidates or line != candidates[-1]:
-            candidates.append(line)
-    starts: list[int] = []
-    depth = 0
-    previous = 0
-    for line in candidates:
-        offset = lines.offset(line)
-        between = code[previous:offset]
-        depth += sum(between.count(c) for c in _OPEN) - sum(between.count(c) for c in _CLOSE)
-        depth = max(depth, 0)
-        previous = offset
-        if depth == 0 and not between.rstrip().endswith("\\"):
-            starts.append(line)
-    return starts
 
 
 class SparseModule:
@@ -268,13 +151,13 @@ class SparseModule:
 
     def __init__(self, text: Lines, cache: ChunkCache | None = None) -> None:
         self.text = text
-        self.cache: ChunkCache = cache if cache is not None else {}
+        self.cache: ChunkCache = cache if cache is not None else ChunkCache()
         self.used: set[tuple[int, str]] = set()
         self.parsed: dict[int, list[ast.stmt]] = {}
         self.failed = False
         #: True when a merge re-parsed a chunk already handed out (its nodes are stale)
         self.replaced = False
-        starts = _statement_starts(text)
+        starts = list(text.statement_starts())
         if not starts or starts[0] != 1:
             starts.insert(0, 1)
         self.starts = starts
@@ -444,23 +327,3 @@ class SourceView(Protocol):
     def chunk_last_line(self, line: int) -> int:
         """The last line of the top-level statement (chunk) holding ``line``."""
         ...
-
-
-def lines_with_words(text: Lines, words: Iterable[str]) -> list[int]:
-    """Lines on which any of ``words`` occurs as a whole identifier."""
-    found: set[int] = set()
-    for word in words:
-        found.update(text.word_lines(word))
-    return sorted(found)
-
-
-def lines_matching(text: Lines, pattern: re.Pattern[str]) -> list[int]:
-    """Lines on which ``pattern`` matches, in order, once each."""
-    found: list[int] = []
-    last = -1
-    for m in pattern.finditer(text.source):
-        line = text.line_of(m.start())
-        if line != last:
-            found.append(line)
-            last = line
-    return found

@@ -14,7 +14,8 @@ import re
 from collections.abc import Set
 
 from .guards import terminal
-from .source import Lines, SourceView, lines_matching
+from .source import SourceView
+from .text import Lines, lines_matching
 
 
 def _mentions(node: ast.AST, wrappers: Set[int]) -> bool:
