@@ -157,6 +157,12 @@ class ScopeIndex:
         self.more_lines = more_lines
         self._cache: dict[tuple[int, str], tuple[list[Bind], bool]] = {}
         self._stars: list[Binding] | None = None
+        if more_lines is not None:
+            # a statement on no line saying ``global`` declares nothing global: no walk needed
+            global_lines = more_lines("global")
+            for stmt in tree.body:
+                if not covers(stmt, global_lines):
+                    stmt.__dict__.setdefault("_jaxtarget_globals", frozenset())
 
     def bindings(self, scope: ast.AST, name: str) -> tuple[list[Bind], bool]:
         """Bindings of ``name`` directly in ``scope``, and whether it is declared global."""
