@@ -22,6 +22,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 
 from ..platforms import ALL_PLATFORMS, platforms_of
+from .entry import Entry
 from .values import Values
 
 ALL = ALL_PLATFORMS
@@ -135,6 +136,7 @@ class Guards:
         self.values = Values(tree)
         #: conditions known true/false on the path to the code being judged (ast.dump -> truth)
         self._assumed: dict[str, bool] = {}
+        self._entry: Entry | None = None
         self._setup: frozenset[str] | None = None
         #: id(top-level statement) -> platforms that reach it past the module's earlier statements
         self._module_prefix: dict[int, frozenset[str]] | None = None
@@ -197,6 +199,10 @@ class Guards:
         return ALL, ALL
 
     def _compare(self, left: ast.expr, op: ast.cmpop, right: ast.expr, chain: Sequence[ast.AST]) -> Sets:
+        if self._entry is not None:
+            known = self._entry.decides(left, op, right)
+            if known is not None:
+                return (ALL, NONE) if known else (NONE, ALL)
         if self.is_backend(right, chain) and isinstance(op, (ast.Eq, ast.NotEq)):
             left, right = right, left
         if not self.is_backend(left, chain):
@@ -381,13 +387,19 @@ class Guards:
             elif isinstance(parent, ast.IfExp) and child is not parent.test:
                 self._assume(parent.test, child is parent.body, above)
 
-    def allowed(self, ancestors: Sequence[ast.AST], node: ast.AST) -> Allowed:
-        """Which platforms can reach ``node``, given the guards around it (None: any)."""
+    def allowed(self, ancestors: Sequence[ast.AST], node: ast.AST, entry: Entry | None = None) -> Allowed:
+        """Which platforms can reach ``node``, given the guards around it (None: any).
+
+        ``entry``: the table entry a parameterized test runs with, whose fields decide
+        the tests on that parameter (``harness.group_name == "eig"``).
+        """
+        self._entry = entry if entry is not None and entry.param else None
         self._path_conditions([*ancestors, node])
         try:
             return self._allowed(ancestors, node)
         finally:
             self._assumed = {}
+            self._entry = None
 
     def _allowed(self, ancestors: Sequence[ast.AST], node: ast.AST) -> Allowed:
         out = self._module_setup()
@@ -423,7 +435,9 @@ class Guards:
                     out &= self._class_setup(parent, above)
             block = _block_of(parent, child)
             if block is not None and isinstance(child, ast.stmt):
-                out &= self._before(block, child, [*above, parent] if above[-1] is not parent else above)
+                nested = isinstance(child, _NESTED) and any(isinstance(a, _NESTED) for a in above)
+                upto = _first_use(block, child) if nested else child
+                out &= self._before(block, upto, [*above, parent] if above[-1] is not parent else above)
             if not out:
                 break
         return as_allowed(out)
@@ -441,6 +455,25 @@ class Guards:
                     ):
                         return True
         return False
+
+
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _first_use(block: Sequence[ast.stmt], func: ast.stmt) -> ast.stmt:
+    """The first statement after a nested ``def`` in its block that names it (the def itself if none).
+
+    A nested function's body runs where it is called or handed on, so the skips
+    between its definition and that statement guard it too.
+    """
+    name = getattr(func, "name", "")
+    after = False
+    for stmt in block:
+        if stmt is func:
+            after = True
+        elif after and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(stmt)):
+            return stmt
+    return func
 
 
 def _block_of(parent: ast.AST, child: ast.AST) -> list[ast.stmt] | None:

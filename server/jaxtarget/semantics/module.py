@@ -24,7 +24,7 @@ from ..model import Span
 from ..platforms import ALL_PLATFORMS
 from . import pins, uses
 from .aliases import through_alias
-from .guards import SETUP_WORDS, Allowed, Guards, as_allowed
+from .guards import SETUP_WORDS, Allowed, Guards
 from .resolver import Binding, Query, Resolver, Spot
 from .scopes import (
     AMBIGUOUS,
@@ -37,6 +37,7 @@ from .scopes import (
     static_guess,
 )
 from .source import SourceView
+from .tables import through_module_names
 from .text import Lines, lines_matching, lines_with_words
 from .values import Values
 from .wrapped import WrappedFunctions
@@ -305,99 +306,8 @@ def analyse(
     pin = pins.module_pin(view.module()) or project_pin
     module.references = _references(resolved, text, module.guards, wanted.subjects, pin)
     for ref in module.references:
-        _through_module_names(module, ref)
+        through_module_names(module, ref)
     return module
-
-
-_CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
-#: builtins that read a table without calling its entries
-_READERS = frozenset({"sorted", "len", "list", "set", "tuple", "print", "repr", "str", "dict", "keys"})
-
-
-def _through_module_names(module: Module, ref: Reference) -> None:
-    """Uses in module-level tables and functions: judged where the module uses them.
-
-    A table entry (``SOLVERS = {"general": jnp.linalg.eig}``) runs where the table is
-    used (a decorator's use is the decorated test's); a module-level function that the
-    module only passes to ``jax.jit(f, backend="cpu")`` is pinned to that platform.
-    """
-    chain = ref.ancestors
-    if len(chain) < 2:
-        return
-    stmt = chain[1]
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-        if all(isinstance(n, _CONTAINERS) for n in chain[2:]) and len(chain) > 2:
-            reach = _table_reach(module, stmt.targets[0].id, 0)
-            if reach is not None:
-                ref.inspected = False
-                ref.allowed = as_allowed(reach if ref.allowed is None else reach & ref.allowed)
-    elif (
-        isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
-        and ref.pinned is None
-        # pinning needs `jax.jit(f, backend=...)` or `device=` somewhere, and another line naming f
-        and module.may_pin()
-        and len(module.lines_of_word(stmt.name)) > 1
-    ):
-        sites = module.uses_of(stmt.name)
-        pins: set[str] = set()
-        for site, above in sites:
-            parent = above[-1]
-            got = (
-                uses.pinned_call(module.guards, parent, site, above[:-1])
-                if isinstance(parent, ast.Call)
-                else None
-            )
-            if got is None:
-                return
-            pins |= got
-        if pins:
-            ref.pinned = frozenset(pins)
-
-
-def _table_reach(module: Module, name: str, depth: int) -> frozenset[str] | None:
-    """Platforms that reach a use of the table ``name`` that can call its entries (None: no such use)."""
-    guards = module.guards
-    out: set[str] = set()
-    found = False
-    for site, above in module.uses_of(name):
-        parent = above[-1]
-        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in _READERS:
-            continue
-        if isinstance(parent, ast.Attribute) and parent.attr in ("keys", "__len__"):
-            continue
-        if isinstance(parent, ast.Compare):
-            # `fn in TABLE`: a membership test
-            continue
-        statement = above[1] if len(above) > 1 else None
-        if (
-            isinstance(statement, ast.Assign)
-            and depth < 3
-            and all(isinstance(n, (ast.BinOp, *_CONTAINERS)) for n in above[2:])
-        ):
-            # `ALL = CPU_ONLY + OTHERS` at module level: where ALL is used
-            for target in statement.targets:
-                more = _table_reach(module, target.id, depth + 1) if isinstance(target, ast.Name) else None
-                if more is not None:
-                    found = True
-                    out |= more
-            continue
-        decorated = next(
-            (
-                (i, n)
-                for i, n in enumerate(above)
-                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                and any(d is (above[i + 1] if i + 1 < len(above) else site) for d in n.decorator_list)
-            ),
-            None,
-        )
-        if decorated is not None and decorated[1].body:
-            i, func = decorated
-            allowed = guards.allowed([*above[: i + 1]], func.body[0])
-        else:
-            allowed = guards.allowed(above, site)
-        found = True
-        out |= ALL_PLATFORMS if allowed is None else allowed
-    return frozenset(out) if found else None
 
 
 def _binding_lines(

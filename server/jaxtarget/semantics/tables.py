@@ -1,0 +1,241 @@
+"""Uses in module-level tables and functions, judged where the module uses them.
+
+A table entry (``SOLVERS = {"general": jnp.linalg.eig}``, or a harness record
+``Harness("eig", "plain", lambda x: lax.linalg.eig(x))`` in a list) runs where the
+table is used; a decorator's use is the decorated test's, and there the test's skips
+are read with the entry's own fields known (``if harness.group_name == "eig" and
+not on_cpu: skip``). A module-level function that the module only passes to
+``jax.jit(f, backend="cpu")`` is pinned to that platform.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from typing import Protocol
+
+from ..platforms import ALL_PLATFORMS
+from . import uses
+from .entry import Entry
+from .guards import Allowed, Guards, as_allowed
+
+_CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp)
+#: builtins that read a table without calling its entries
+_READERS = frozenset({"sorted", "len", "list", "set", "tuple", "print", "repr", "str", "dict", "keys"})
+#: methods that read or grow a table without calling its entries
+_GROWERS = frozenset({"keys", "__len__", "append", "extend", "insert", "index", "count", "update"})
+
+
+class ModuleUses(Protocol):
+    """What the table reading needs of a module's facts."""
+
+    @property
+    def guards(self) -> Guards: ...
+
+    def may_pin(self) -> bool: ...
+
+    def uses_of(self, name: str) -> list[tuple[ast.Name, list[ast.AST]]]: ...
+
+    def lines_of_word(self, word: str) -> list[int]: ...
+
+
+class Use(Protocol):
+    """The parts of a reference this reading refines."""
+
+    @property
+    def node(self) -> ast.AST: ...
+
+    @property
+    def ancestors(self) -> list[ast.AST]: ...
+
+    allowed: Allowed
+    pinned: frozenset[str] | None
+    inspected: bool
+
+
+def through_module_names(module: ModuleUses, ref: Use) -> None:
+    """Judge a use inside a module-level table or function where the module uses it."""
+    chain = ref.ancestors
+    if len(chain) < 2:
+        return
+    stmt = chain[1]
+    table = _table_named(stmt)
+    if table is not None:
+        entry = _table_entry(module, chain, ref.node, grown=isinstance(stmt, ast.Expr))
+        if entry is not None:
+            reach = _table_reach(module, table, 0, entry)
+            if reach is not None:
+                ref.inspected = False
+                ref.allowed = as_allowed(reach if ref.allowed is None else reach & ref.allowed)
+    elif (
+        isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and ref.pinned is None
+        # pinning needs `jax.jit(f, backend=...)` or `device=` somewhere, and another line naming f
+        and module.may_pin()
+        and len(module.lines_of_word(stmt.name)) > 1
+    ):
+        sites = module.uses_of(stmt.name)
+        pins: set[str] = set()
+        for site, above in sites:
+            parent = above[-1]
+            got = (
+                uses.pinned_call(module.guards, parent, site, above[:-1])
+                if isinstance(parent, ast.Call)
+                else None
+            )
+            if got is None:
+                return
+            pins |= got
+        if pins:
+            ref.pinned = frozenset(pins)
+
+
+def _table_named(stmt: ast.AST) -> str | None:
+    """The table a module-level statement fills: ``T = [...]`` or ``T.append(...)``."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func = stmt.value.func
+        grows = ("append", "extend", "insert", "update")
+        if isinstance(func, ast.Attribute) and func.attr in grows and isinstance(func.value, ast.Name):
+            return func.value.id
+    return None
+
+
+def _table_entry(module: ModuleUses, chain: Sequence[ast.AST], node: ast.AST, grown: bool) -> Entry | None:
+    """The entry's known fields if ``node`` sits in a table entry (None: not in a table).
+
+    The path from the assignment down must go through containers, comprehension
+    elements and arguments of records built from a class of this module, and may end
+    in a lambda's body. The fields are the record's string constants, named by its
+    class's ``__init__`` parameters.
+    """
+    fields: dict[str, str] = {}
+    inside = False
+    for i in range(2, len(chain)):
+        if grown and i == 2:  # the arguments of ``T.append(...)`` are entries
+            inside = chain[3 if len(chain) > 3 else 2] is not getattr(chain[2], "func", None)
+            continue
+        parent, child = chain[i], chain[i + 1] if i + 1 < len(chain) else node
+        if (
+            isinstance(parent, (*_CONTAINERS, ast.Starred, ast.keyword))
+            or (isinstance(parent, _COMPREHENSIONS) and child is parent.elt)
+            or (isinstance(parent, ast.DictComp) and child is parent.value)
+        ):
+            inside = True
+        elif isinstance(parent, ast.Call) and child is not parent.func and inside:
+            record = _record_fields(module, parent)
+            if record is None:
+                return None
+            fields = record
+        elif isinstance(parent, ast.Lambda) and child is parent.body and inside:
+            break
+        else:
+            return None
+    return Entry(fields) if inside else None
+
+
+def _record_fields(module: ModuleUses, call: ast.Call) -> dict[str, str] | None:
+    """String fields of ``Cls(...)`` for a class ``Cls`` defined in this module (None: not one)."""
+    if not isinstance(call.func, ast.Name):
+        return None
+    name = call.func.id
+    module.uses_of(name)  # parses the statements naming it, the class among them
+    cls = next(
+        (s for s in module.guards.tree.body if isinstance(s, ast.ClassDef) and s.name == name),
+        None,
+    )
+    if cls is None:
+        return None
+    init = next(
+        (
+            s
+            for s in cls.body
+            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__init__"
+        ),
+        None,
+    )
+    params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:] if init is not None else []
+    fields: dict[str, str] = {}
+    for param, arg in zip(params, call.args, strict=False):
+        if isinstance(arg, ast.Starred):
+            break
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            fields[param] = arg.value
+    for kw in call.keywords:
+        if kw.arg is not None and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+            fields[kw.arg] = kw.value.value
+    return fields
+
+
+def _table_reach(module: ModuleUses, name: str, depth: int, entry: Entry) -> frozenset[str] | None:
+    """Platforms that reach a use of the table ``name`` that can call its entries (None: no such use)."""
+    guards = module.guards
+    out: set[str] = set()
+    found = False
+    for site, above in module.uses_of(name):
+        parent = above[-1]
+        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in _READERS:
+            continue
+        if isinstance(parent, ast.Attribute) and parent.attr in _GROWERS:
+            continue
+        if isinstance(parent, ast.Compare):
+            # `fn in TABLE`: a membership test
+            continue
+        statement = above[1] if len(above) > 1 else None
+        if (
+            isinstance(statement, ast.Assign)
+            and depth < 3
+            and all(isinstance(n, (ast.BinOp, *_CONTAINERS)) for n in above[2:])
+        ):
+            # `ALL = CPU_ONLY + OTHERS` at module level: where ALL is used
+            for target in statement.targets:
+                more = (
+                    _table_reach(module, target.id, depth + 1, entry)
+                    if isinstance(target, ast.Name)
+                    else None
+                )
+                if more is not None:
+                    found = True
+                    out |= more
+            continue
+        decorated = next(
+            (
+                (i, n)
+                for i, n in enumerate(above)
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and any(d is (above[i + 1] if i + 1 < len(above) else site) for d in n.decorator_list)
+            ),
+            None,
+        )
+        if decorated is not None and decorated[1].body:
+            i, func = decorated
+            # a parameterized test: its entry parameter is the one besides ``self``
+            params = [a.arg for a in func.args.args if a.arg not in ("self", "cls")]
+            if len(params) == 1 and entry.fields:
+                here = Entry(entry.fields, params[0])
+                allowed = guards.allowed([*above[: i + 1]], _first_run(func, params[0]), here)
+            else:
+                allowed = guards.allowed([*above[: i + 1]], func.body[0])
+        else:
+            allowed = guards.allowed(above, site)
+        found = True
+        out |= ALL_PLATFORMS if allowed is None else allowed
+    return frozenset(out) if found else None
+
+
+def _first_run(func: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> ast.stmt:
+    """The first statement of ``func`` that calls something on or with ``param`` (the entry runs there)."""
+
+    def names_param(node: ast.AST) -> bool:
+        return any(isinstance(n, ast.Name) and n.id == param for n in ast.walk(node))
+
+    for stmt in func.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call) and (
+                (isinstance(node.func, ast.Attribute) and names_param(node.func))
+                or any(names_param(a) for a in [*node.args, *(k.value for k in node.keywords)])
+            ):
+                return stmt
+    return func.body[0]
