@@ -1,43 +1,107 @@
-"""The catalog's platform facts, re-verified by cross-lowering with the installed JAX."""
+"""The catalog's platform facts, re-verified by cross-lowering with every JAX the suite has.
+
+The suite's own interpreter has the JAX ``pip install jax`` gives its Python; the
+venvs under ``.jax-venvs/`` (made by ``scripts/test.sh``) hold other releases on
+other Pythons. Each is probed with ``jit(f).trace(*args).lower(lowering_platforms=...)``
+and the catalog must agree with it on every platform, API by API.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 
 from jaxtarget.platforms import PLATFORMS, parse_version
-from jaxtarget.probe import ProbeResult, run_probe
+from jaxtarget.probe import (
+    ProbeResult,
+    catalog_disagreements,
+    format_disagreements,
+    format_summary,
+    run_probe,
+)
 from jaxtarget.rules.registry import APIS
 
+from .conftest import ROOT, run_cli
 
-@pytest.fixture(scope="module")
-def lowered() -> ProbeResult:
-    return run_probe(sys.executable, timeout=300, all_apis=True)
+#: the releases scripts/test.sh installs next to the suite's own (name: jax-<version>)
+EXTRA_JAX = ("jax-0.7.0", "jax-0.8.2", "jax-0.9.1", "jax-0.12.0.1")
+
+
+def _interpreters() -> list[str]:
+    found = [sys.executable]
+    for name in EXTRA_JAX:
+        python = ROOT / ".jax-venvs" / name / "bin" / "python"
+        if python.exists():
+            found.append(str(python))
+        elif os.environ.get("CI"):
+            raise RuntimeError(f"{python} is missing: scripts/test.sh installs it")
+    return found
+
+
+INTERPRETERS = _interpreters()
+_probed: dict[str, ProbeResult] = {}
+
+
+def lowered(python: str) -> ProbeResult:
+    if python not in _probed:
+        _probed[python] = run_probe(python, timeout=300, all_apis=True)
+    return _probed[python]
+
+
+def _label(python: str) -> str:
+    return "own" if python == sys.executable else Path(python).parents[1].name
 
 
 VERIFIABLE = sorted(q for q, a in APIS.items() if a.probe is not None and a.probe.verifiable)
 
 
+@pytest.mark.parametrize("python", INTERPRETERS, ids=_label)
 @pytest.mark.parametrize("qualname", VERIFIABLE)
-def test_catalog_agrees_with_installed_jax(lowered: ProbeResult, qualname: str) -> None:
+def test_catalog_agrees_with_installed_jax(python: str, qualname: str) -> None:
+    result = lowered(python)
     api = APIS[qualname]
-    version = parse_version(lowered.jax_version or "")
-    if api.public_since and version < parse_version(api.public_since):
-        pytest.skip(f"{qualname} is public from jax {api.public_since}")
-    entry = lowered.data["cases"][qualname]
+    version = parse_version(result.jax_version or "")
+    entry = result.data["cases"][qualname]
+    if not api.exists(version):
+        # absent from this release: no verdict, not a platform failure
+        assert all(entry[p].get("absent") == qualname and entry[p]["ok"] is None for p in PLATFORMS), entry
+        return
     expected = api.platforms(version)
     for platform in PLATFORMS:
-        result = entry[platform]
-        assert result.get("stage") != "build", (qualname, result)
-        assert bool(result["ok"]) == (platform in expected), (qualname, platform, result)
-        if not result["ok"]:
-            assert result["error"]["type"] == "NotImplementedError", result
+        got = entry[platform]
+        assert got.get("stage") != "build", (qualname, got)
+        if got["ok"]:
+            assert got["method"] == "jit.trace.lower", got
+        assert bool(got["ok"]) == (platform in expected), (result.jax_version, qualname, platform, got)
+        if not got["ok"]:
+            assert got["error"]["type"] == "NotImplementedError", got
 
 
-def test_psend_error_text_is_the_catalog_error(lowered: ProbeResult) -> None:
-    err = lowered.data["cases"]["jax.lax.psend"]["cpu"]["error"]
+@pytest.mark.parametrize("python", INTERPRETERS, ids=_label)
+def test_every_release_gets_a_headline_verdict(python: str) -> None:
+    """jax 0.7.0, whose `import jax` has no `jax.export`, gets the psend verdict like the newest."""
+    result = lowered(python)
+    version = parse_version(result.jax_version or "")
+    assert result.platforms == {p: p in APIS["jax.lax.psend"].platforms(version) for p in PLATFORMS}
+    assert "?" not in format_summary(result).split("psend+precv:", 1)[1].split("ppermute:", 1)[0]
+
+
+def test_psend_error_text_is_the_catalog_error() -> None:
+    err = lowered(sys.executable).data["cases"]["jax.lax.psend"]["cpu"]["error"]
     assert f"{err['type']}: {err['message']}" == APIS["jax.lax.psend"].error
+
+
+def test_an_absent_api_reads_as_absent_in_the_text_report() -> None:
+    old = next((p for p in INTERPRETERS if "jax-0.7.0" in p), None)
+    if old is None:
+        pytest.skip("jax 0.7.0 venv not installed (scripts/test.sh installs it)")
+    text = format_summary(lowered(old))
+    section = text.split("jax.scipy.linalg.solve_sylvester:", 1)[1].split("\n", 5)[:5]
+    assert all("not in jax 0.7.0 (public from 0.8.0)" in line for line in section[1:5]), section
 
 
 def test_unverifiable_entries_say_why() -> None:
@@ -45,3 +109,56 @@ def test_unverifiable_entries_say_why() -> None:
         assert api.probe is not None
         if not api.probe.verifiable:
             assert api.probe.reason
+
+
+SCALED = textwrap.dedent(
+    """\
+    import jax
+
+
+    def project(a, b, scale_a, scale_b):
+        return jax.nn.scaled_matmul(a, b, scale_a, scale_b)
+    """
+)
+
+
+@pytest.mark.parametrize("python", INTERPRETERS, ids=_label)
+def test_check_gives_the_verdict_of_the_interpreters_jax(python: str, tmp_path: Path) -> None:
+    """`jax.nn.scaled_matmul` lowers on cpu from jax 0.11.0: found before, silent after."""
+    version = parse_version(lowered(python).jax_version or "")
+    (tmp_path / "scaled.py").write_text(SCALED)
+    proc = run_cli("check", "--target", "cpu", "--python", python, "scaled.py", cwd=tmp_path)
+    have = ".".join(map(str, version))
+    if version >= (0, 11, 0):
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "JT003" not in proc.stdout
+    else:
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        (line,) = [ln for ln in proc.stdout.splitlines() if "JT003" in ln]
+        assert line.startswith("scaled.py:5:19: JT003 `jax.nn.scaled_matmul`"), line
+        assert line.endswith(f"(lowers on cpu from jax 0.11.0; you have {have})"), line
+
+
+@pytest.mark.parametrize("python", INTERPRETERS, ids=_label)
+def test_probe_all_reports_no_disagreement(python: str, tmp_path: Path) -> None:
+    proc = run_cli("probe", "--all", "--python", python, cwd=tmp_path)
+    version = lowered(python).jax_version
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith(f"jax {version} ({python}): ") and "all agree" in proc.stdout, proc.stdout
+
+
+def test_probe_all_finds_a_fact_of_another_release() -> None:
+    """jax 0.12's real results read as if from 0.10.2: the 0.11.0 cpu/tpu lowering of scaled_matmul disagrees."""
+    new = next((p for p in INTERPRETERS if "jax-0.12" in p), None)
+    if new is None:
+        pytest.skip("jax 0.12.0.1 venv not installed (scripts/test.sh installs it)")
+    real = lowered(new)
+    relabelled = ProbeResult(real.python, {**real.data, "jax": "0.10.2"}, real.seconds, real.platforms)
+    checked, found = catalog_disagreements(relabelled)
+    assert checked == catalog_disagreements(real)[0] > 0
+    assert not catalog_disagreements(real)[1]
+    assert {(d.qualname, d.platform, d.catalog) for d in found} == {
+        (q, p, False) for q in ("jax.nn.scaled_matmul", "jax.nn.scaled_dot_general") for p in ("cpu", "tpu")
+    }
+    text = format_disagreements(relabelled, checked, found)
+    assert "4 disagree" in text and "jax.nn.scaled_matmul on cpu: the catalog says it does not lower" in text

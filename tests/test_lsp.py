@@ -179,6 +179,32 @@ async def test_hover_shows_docs_and_backend_table(client: LanguageClient, worksp
     assert nothing is None
 
 
+async def test_hover_says_what_another_jax_version_changes(client: LanguageClient, workspace: Path) -> None:
+    import jax
+
+    from jaxtarget.platforms import parse_version
+
+    uri = (workspace / "scaled.py").as_uri()
+    open_doc(
+        client, uri, "import jax\n\n\ndef f(a, b, sa, sb):\n    return jax.nn.scaled_matmul(a, b, sa, sb)\n"
+    )
+    await wait_for_version(client, uri, 1)
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(4, 22))
+    )
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    text = hover.contents.value
+    assert (
+        "**By jax version:** cpu, cuda, rocm, tpu (rocm from 0.8.2 before 0.9.1, from 0.10.0)"
+        " (cpu from 0.11.0) (tpu from 0.11.0)"
+    ) in text, text
+    if parse_version(jax.__version__) < (0, 11, 0):
+        assert f"Lowers on cpu, tpu from jax 0.11.0; you have {jax.__version__}." in text, text
+        assert "cpu ✗ · cuda ✓ · rocm ✓ · tpu ✗" in text, text
+    else:
+        assert "cpu ✓ · cuda ✓ · rocm ✓ · tpu ✓" in text, text
+
+
 async def _actions(
     client: LanguageClient, uri: str, diags: list[types.Diagnostic], only: list[str] | None = None
 ) -> list[types.CodeAction]:

@@ -8,19 +8,37 @@ docs, hover and messages render them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from .platforms import PLATFORMS, Version, parse_version, set_text
-
-ProbeMethod = Literal["export", "lower"]
 
 
 @dataclass(frozen=True)
 class Lowering:
-    """One platform that can lower an API, optionally only from a JAX version on."""
+    """One platform that can lower an API, in the JAX versions ``since <= v < until``.
+
+    A platform with a gap is listed twice (``since="0.8.2", until="0.9.1"`` and
+    ``since="0.10.0"``); None means no bound.
+    """
 
     platform: str
     since: str | None = None
+    until: str | None = None
+
+    def holds(self, version: Version | None) -> bool:
+        """Whether this lowering exists in ``version`` (None: the newest known)."""
+        if version is None:
+            return self.until is None
+        if self.since is not None and version < parse_version(self.since):
+            return False
+        return self.until is None or version < parse_version(self.until)
+
+    @property
+    def span_text(self) -> str:
+        """``from 0.8.2 before 0.9.1`` (empty when unbounded)."""
+        parts = ([f"from {self.since}"] if self.since else []) + (
+            [f"before {self.until}"] if self.until else []
+        )
+        return " ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -46,7 +64,8 @@ class ProbeCase:
     """
 
     code: str
-    method: ProbeMethod = "lower"
+    #: public names the program uses besides the API itself (absent ones: no verdict)
+    requires: tuple[str, ...] = ()
     #: False where lowering cannot be checked on a CPU-only machine.
     verifiable: bool = True
     reason: str = ""
@@ -73,20 +92,42 @@ class Api:
 
     def platforms(self, jax_version: Version | None) -> frozenset[str]:
         """Platforms that lower this API in the given JAX version (None: newest known)."""
-        result = set()
-        for low in self.lowers_on:
-            if low.since is None or jax_version is None or jax_version >= parse_version(low.since):
-                result.add(low.platform)
-        return frozenset(result)
+        return frozenset(low.platform for low in self.lowers_on if low.holds(jax_version))
+
+    def exists(self, jax_version: Version | None) -> bool:
+        """Whether the API is public in the given JAX version (None: assume so)."""
+        return jax_version is None or not self.public_since or jax_version >= parse_version(self.public_since)
 
     def lowers_text(self, jax_version: Version | None) -> str:
         return set_text(self.platforms(jax_version))
 
+    def version_note(self, failing: frozenset[str], jax_version: Version | None) -> str:
+        """What another JAX version changes for the ``failing`` platforms (empty: nothing).
+
+        ``lowers on cpu, tpu from jax 0.11.0; you have 0.10.2``
+        """
+        if jax_version is None:
+            return ""
+        later: dict[str, list[str]] = {}
+        for low in self.lowers_on:
+            if low.platform in failing and low.since and jax_version < parse_version(low.since):
+                later.setdefault(low.since, []).append(low.platform)
+        if not later:
+            return ""
+        have = ".".join(map(str, jax_version))
+        first = min(later, key=parse_version)
+        return f"lowers on {', '.join(sorted(set(later[first])))} from jax {first}; you have {have}"
+
     def support_text(self, verb: str = "") -> str:
         """`jax.lax.psend`: lowers on GPU (cuda, rocm) (rocm from 0.8.2)"""
         condition = f" {self.condition.text}" if self.condition else ""
-        since = "".join(f" ({low.platform} from {low.since})" for low in self.lowers_on if low.since)
-        return f"`{self.qualname}`{condition}: {verb}{self.lowers_text(None)}{since}"
+        spans: dict[str, list[str]] = {}
+        for low in self.lowers_on:
+            if low.span_text:
+                spans.setdefault(low.platform, []).append(low.span_text)
+        versions = "".join(f" ({p} {', '.join(t)})" for p, t in spans.items())
+        public = f", public from jax {self.public_since}" if self.public_since else ""
+        return f"`{self.qualname}`{condition}: {verb}{self.lowers_text(None)}{versions}{public}"
 
 
 GPU = (Lowering("cuda"), Lowering("rocm"))

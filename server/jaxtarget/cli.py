@@ -47,6 +47,11 @@ def _parser() -> argparse.ArgumentParser:
     _setting_flags(pr, "probe")
     pr.add_argument("--format", choices=("text", "json"), default="text")
     pr.add_argument("--env-only", action="store_true", help="versions and default backend only")
+    pr.add_argument(
+        "--all",
+        action="store_true",
+        help="cross-lower every catalog entry and report where the catalog and this jax disagree",
+    )
 
     lsp = sub.add_parser("lsp", help="run the language server on stdio")
     lsp.add_argument("--stdio", action="store_true", help="use stdio (the default)")
@@ -148,15 +153,20 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _probe(args: argparse.Namespace) -> int:
-    from .probe import ProbeError, format_summary, run_probe
+    from .probe import ProbeError, catalog_disagreements, format_disagreements, format_summary, run_probe
 
     overrides, problems = cli_layer(_flags(args, "probe"))
     settings, cfg_problems = settings_for(Path.cwd(), overrides)
     if problems or cfg_problems:
         raise UsageError(problems_text([*problems, *cfg_problems]))
+    if args.all and args.env_only:
+        raise UsageError("--all and --env-only exclude each other")
     try:
         result = run_probe(
-            interpreter_setting(settings), timeout=settings.probe_timeout_seconds, env_only=args.env_only
+            interpreter_setting(settings),
+            timeout=settings.probe_timeout_seconds,
+            env_only=args.env_only,
+            all_apis=args.all,
         )
     except ProbeError as exc:
         if args.format == "json":
@@ -164,6 +174,14 @@ def _probe(args: argparse.Namespace) -> int:
         else:
             print(f"jaxtarget: probe failed: {exc}", file=sys.stderr)
         return 1
+    if args.all:
+        checked, found = catalog_disagreements(result)
+        if args.format == "json":
+            rows = [d.__dict__ for d in found]
+            print(json.dumps({**result.data, "checked": checked, "disagreements": rows}, indent=2))
+        else:
+            print(format_disagreements(result, checked, found))
+        return 1 if found else 0
     if args.format == "json":
         print(json.dumps(result.data, indent=2))
     else:

@@ -82,7 +82,11 @@ def rules_json() -> str:
             "apis": [
                 {
                     "qualname": a.qualname,
-                    "lowers_on": [{"platform": low.platform, "since": low.since} for low in a.lowers_on],
+                    "lowers_on": [
+                        {"platform": low.platform, "since": low.since, "until": low.until}
+                        for low in a.lowers_on
+                    ],
+                    "public_since": a.public_since,
                     "condition": a.condition.text if a.condition else None,
                 }
                 for a in r.apis

@@ -60,11 +60,12 @@ def resolve_interpreter(python: str | None, base: Path | None = None) -> str:
     if path.is_dir():
         for candidate in _venv_pythons(path):
             if candidate.exists():
-                return str(candidate)
+                return str(candidate.absolute())
         raise InterpreterError(f"no python executable in {python}")
     if not os.access(path, os.X_OK):
         raise InterpreterError(f"interpreter is not executable: {python}")
-    return str(path)
+    # absolute (the probe runs in a temporary folder), symlinks kept (a venv's python is one)
+    return str(path.absolute())
 
 
 _DIST_RE = re.compile(r"^jax-(\d[^-]*)\.dist-info$")

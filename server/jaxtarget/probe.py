@@ -20,7 +20,7 @@ from importlib import resources
 from typing import Any
 
 from .environment import InterpreterError, resolve_interpreter
-from .platforms import PLATFORMS, marks_line
+from .platforms import PLATFORMS, marks_line, parse_version
 from .rules.registry import APIS, PROBE_CASES
 
 MAX_OUTPUT = 4 * 1024 * 1024
@@ -63,13 +63,14 @@ def build_request(env_only: bool = False, all_apis: bool = False) -> dict[str, A
     if env_only:
         return {"mode": "env"}
     cases: list[dict[str, Any]] = [
-        {"id": case_id, "code": case.code, "method": case.method, "run_local": i > 0}
+        {"id": case_id, "code": case.code, "requires": list(case.requires), "run_local": i > 0}
         for i, (case_id, case) in enumerate(PROBE_CASES)
     ]
     if all_apis:
         for api in APIS.values():
             if api.probe is not None:
-                cases.append({"id": api.qualname, "code": api.probe.code, "method": api.probe.method})
+                requires = [api.qualname, *api.probe.requires]
+                cases.append({"id": api.qualname, "code": api.probe.code, "requires": requires})
     return {"mode": "full", "devices": 2, "platforms": list(PLATFORMS), "cases": cases}
 
 
@@ -194,6 +195,10 @@ def format_summary(result: ProbeResult) -> str:
                 continue
             if res.get("ok"):
                 lines.append(f"  {p:<5} ✓ lowers")
+            elif res.get("absent"):
+                api = APIS.get(str(res["absent"]))
+                since = f" (public from {api.public_since})" if api is not None and api.public_since else ""
+                lines.append(f"  {p:<5} - not in jax {d.get('jax')}{since}")
             elif res.get("ok") is None:
                 lines.append(f"  {p:<5} ? {res.get('skipped')}")
             else:
@@ -206,4 +211,58 @@ def format_summary(result: ProbeResult) -> str:
             else:
                 lines.append(f"  local run failed: {run.get('error')}")
     lines.append(f"summary  {verdict_line(result)}   ({result.seconds:.1f} s)")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A platform where the catalog and the installed jax's lowering differ for one API."""
+
+    qualname: str
+    platform: str
+    catalog: bool
+    error: str
+
+
+def catalog_disagreements(result: ProbeResult) -> tuple[int, list[Disagreement]]:
+    """How many (API, platform) facts the probe checked, and those the installed jax contradicts.
+
+    An API absent from this jax is no disagreement when the catalog says it is not public
+    yet; entries that cannot be cross-lowered here are not checked.
+    """
+    version = parse_version(result.jax_version or "")
+    checked = 0
+    out: list[Disagreement] = []
+    for qualname, api in APIS.items():
+        entry = result.data.get("cases", {}).get(qualname)
+        if api.probe is None or not api.probe.verifiable or not isinstance(entry, dict):
+            continue
+        expected = api.platforms(version)
+        for platform in PLATFORMS:
+            got = entry.get(platform, {})
+            checked += 1
+            if got.get("absent"):
+                if api.exists(version):
+                    out.append(Disagreement(qualname, platform, platform in expected, "not in this jax"))
+                continue
+            if bool(got.get("ok")) != (platform in expected):
+                err = got.get("error", {})
+                out.append(
+                    Disagreement(
+                        qualname, platform, platform in expected, f"{err.get('type')}: {err.get('message')}"
+                    )
+                )
+    return checked, out
+
+
+def format_disagreements(result: ProbeResult, checked: int, found: list[Disagreement]) -> str:
+    head = f"jax {result.jax_version} ({result.python}): {checked} catalog facts cross-lowered"
+    if not found:
+        return f"{head}, all agree"
+    lines = [f"{head}, {len(found)} disagree:"]
+    for d in found:
+        says = "lowers" if d.catalog else "does not lower"
+        lines.append(
+            f"  {d.qualname} on {d.platform}: the catalog says it {says}; jax: {d.error or 'lowers'}"
+        )
     return "\n".join(lines)

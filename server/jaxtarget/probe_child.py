@@ -46,22 +46,35 @@ def _error(exc: BaseException) -> dict[str, str]:
     }
 
 
-def _lower(jax: Any, f: Any, args: tuple[Any, ...], method: str, plat: str) -> dict[str, Any]:
+def _lower(jax: Any, f: Any, args: tuple[Any, ...], plat: str) -> dict[str, Any]:
     start = time.perf_counter()
     try:
-        if method == "export":
-            export = getattr(jax, "export", None)
-            if export is None:
-                return {"ok": None, "skipped": "jax.export is not available in this jax version"}
-            export.export(f, platforms=[plat])(*args)
-            used = "jax.export"
-        else:
-            jitted = f if hasattr(f, "trace") else jax.jit(f)
-            jitted.trace(*args).lower(lowering_platforms=(plat,))
-            used = "jit.trace.lower"
+        jitted = f if hasattr(f, "trace") else jax.jit(f)
+        jitted.trace(*args).lower(lowering_platforms=(plat,))
     except Exception as exc:
         return {"ok": False, "error": _error(exc), "seconds": round(time.perf_counter() - start, 4)}
-    return {"ok": True, "method": used, "seconds": round(time.perf_counter() - start, 4)}
+    return {"ok": True, "method": "jit.trace.lower", "seconds": round(time.perf_counter() - start, 4)}
+
+
+def _missing(qualnames: list[str]) -> str | None:
+    """The first of ``qualnames`` this jax does not have (modules imported as needed)."""
+    import importlib
+
+    for qualname in qualnames:
+        parts = qualname.split(".")
+        try:
+            obj: Any = importlib.import_module(parts[0])
+        except ImportError:
+            return qualname
+        for i, part in enumerate(parts[1:], 2):
+            try:
+                obj = getattr(obj, part)
+            except AttributeError:
+                try:
+                    obj = importlib.import_module(".".join(parts[:i]))
+                except ImportError:
+                    return qualname
+    return None
 
 
 def main() -> None:
@@ -146,6 +159,11 @@ def main() -> None:
             "N": n,
         }
         entry: dict[str, Any] = {}
+        absent = _missing(case.get("requires", []))
+        if absent is not None:
+            note = f"{absent} is not in jax {out['jax']}"
+            results[case["id"]] = {p: {"ok": None, "absent": absent, "skipped": note} for p in platforms}
+            continue
         try:
             exec(case["code"], scope)
             f, args = scope["f"], tuple(scope["args"])
@@ -155,7 +173,7 @@ def main() -> None:
             results[case["id"]] = entry
             continue
         for plat in platforms:
-            entry[plat] = _lower(jax, f, args, case.get("method", "lower"), plat)
+            entry[plat] = _lower(jax, f, args, plat)
         results[case["id"]] = entry
         if case.get("run_local"):
             try:

@@ -28,6 +28,10 @@ def hover_markdown(engine: Engine, ref: Reference, analysis: Analysis, probe: Pr
         line += f" (guarded here: runs on {', '.join(reach) or 'no target'})"
     line += f" — fails on {', '.join(failing)}" if failing else " — lowers on every reachable target"
     parts.append(line)
+    note = api.version_note(frozenset(failing), engine.version)
+    versions = api.support_text().split(": ", 1)[1]
+    if note or "from " in versions or "before " in versions:
+        parts.append(f"**By jax version:** {versions}" + (f". {note[0].upper()}{note[1:]}." if note else ""))
     rules = rules_for_api(api.qualname)
     parts.extend(rule.hover_note for rule in rules if rule.hover_note)
     if api.note:

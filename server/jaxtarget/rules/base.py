@@ -164,13 +164,15 @@ class Rule:
     def render(self, v: Violation, version: Version | None) -> str:
         """The finding's message, from the rule's template."""
         api = v.api
-        return self.message.format(
+        message = self.message.format(
             api=api.display,
             lowers=api.lowers_text(version),
             failing=targets_text(v.failing),
             error=api.error.split(":", 1)[0],
             condition=f" {api.condition.text}" if api.condition else "",
         )
+        note = api.version_note(v.failing, version)
+        return f"{message} ({note})" if note else message
 
     def references(self, ctx: CheckContext) -> Iterator[tuple[Reference, Api]]:
         """The module's references to this rule's APIs, where their condition holds."""

@@ -23,10 +23,7 @@ PSEND = Api(
     (Lowering("cuda"), Lowering("rocm", since="0.8.2")),
     "NotImplementedError: psend is currently only implemented on GPU",
     public_since="0.7.0",
-    probe=ProbeCase(
-        sharded_probe('def body(x):\n    lax.psend(x, "i", perm)\n    return x\n'),
-        method="export",
-    ),
+    probe=ProbeCase(sharded_probe('def body(x):\n    lax.psend(x, "i", perm)\n    return x\n')),
     note=_NOTE,
 )
 PRECV = Api(
@@ -40,8 +37,7 @@ PRECV = Api(
             "def body(x):\n"
             "    return lax.precv(lax.create_token(), jax.ShapeDtypeStruct(x.shape, x.dtype),"
             ' "i", perm)\n'
-        ),
-        method="export",
+        )
     ),
     note=_NOTE,
 )
@@ -51,7 +47,7 @@ PBROADCAST = Api(
     GPU,
     "NotImplementedError: MLIR translation rule for primitive 'pbroadcast' not found",
     public_since="0.6.1",
-    probe=ProbeCase(sharded_probe('def body(x):\n    return lax.pbroadcast(x, "i", 0)\n'), method="export"),
+    probe=ProbeCase(sharded_probe('def body(x):\n    return lax.pbroadcast(x, "i", 0)\n')),
 )
 
 #: The headline probe: the pair, and the portable collective the fallback uses.
@@ -61,11 +57,9 @@ PAIR_PROBE = ProbeCase(
         '    token = lax.psend(x, "i", perm)\n'
         '    return lax.precv(token, jax.ShapeDtypeStruct(x.shape, x.dtype), "i", perm)\n'
     ),
-    method="export",
+    requires=("jax.lax.psend", "jax.lax.precv"),
 )
-PPERMUTE_PROBE = ProbeCase(
-    sharded_probe('def body(x):\n    return lax.ppermute(x, "i", perm)\n'), method="export"
-)
+PPERMUTE_PROBE = ProbeCase(sharded_probe('def body(x):\n    return lax.ppermute(x, "i", perm)\n'))
 
 
 def pairs(refs: list[Reference]) -> dict[int, Reference]:

@@ -10,7 +10,14 @@ from .base import GUARD, SKIP_TEST, SUPPRESS, CheckContext, Example, Rule, Viola
 _MISSING_RULE = "NotImplementedError: MLIR translation rule for primitive not found"
 _PIVOTING = ArgCondition("pivoting", True, "with pivoting=True")
 _CUDNN = ArgCondition("implementation", "cudnn", 'with implementation="cudnn"')
-_BLOCK_SCALED = (Lowering("cuda"), Lowering("rocm", since="0.9.0"))
+#: a default lowering exists from jax 0.11.0; rocm lowers in 0.8.2-0.9.0.x and again from 0.10.0
+_BLOCK_SCALED = (
+    Lowering("cuda"),
+    Lowering("rocm", since="0.8.2", until="0.9.1"),
+    Lowering("rocm", since="0.10.0"),
+    Lowering("cpu", since="0.11.0"),
+    Lowering("tpu", since="0.11.0"),
+)
 
 
 def _limited(
@@ -20,14 +27,29 @@ def _limited(
     probe: ProbeCase | None,
     condition: ArgCondition | None = None,
     trace_time: bool = False,
+    public_since: str | None = None,
 ) -> Api:
     return Api(
-        qualname, display, lowers_on, _MISSING_RULE, condition=condition, probe=probe, trace_time=trace_time
+        qualname,
+        display,
+        lowers_on,
+        _MISSING_RULE,
+        public_since=public_since,
+        condition=condition,
+        probe=probe,
+        trace_time=trace_time,
     )
 
 
-def _square(qualname: str, display: str, lowers_on: tuple[Lowering, ...], call: str, n: int = 1) -> Api:
-    return _limited(qualname, display, lowers_on, ProbeCase(square_probe(call, n)))
+def _square(
+    qualname: str,
+    display: str,
+    lowers_on: tuple[Lowering, ...],
+    call: str,
+    n: int = 1,
+    public_since: str | None = None,
+) -> Api:
+    return _limited(qualname, display, lowers_on, ProbeCase(square_probe(call, n)), public_since=public_since)
 
 
 APIS: tuple[Api, ...] = (
@@ -57,6 +79,7 @@ APIS: tuple[Api, ...] = (
         CPU_ONLY,
         "jax.scipy.linalg.solve_sylvester(*a)",
         3,
+        public_since="0.8.0",
     ),
     _square("jax.lax.linalg.schur", "lax.linalg.schur", CPU_ONLY, "lax.linalg.schur(*a)"),
     _square(
