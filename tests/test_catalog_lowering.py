@@ -8,6 +8,7 @@ and the catalog must agree with it on every platform, API by API.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import textwrap
@@ -162,3 +163,27 @@ def test_probe_all_finds_a_fact_of_another_release() -> None:
     }
     text = format_disagreements(relabelled, checked, found)
     assert "4 disagree" in text and "jax.nn.scaled_matmul on cpu: the catalog says it does not lower" in text
+
+
+@pytest.mark.parametrize("python", INTERPRETERS, ids=_label)
+def test_the_lowering_registry_agrees_with_the_catalog(python: str, tmp_path: Path) -> None:
+    """`probe --scan`: each primitive the catalog names lowers where its APIs do, by this jax's registry."""
+    proc = run_cli("probe", "--scan", "--format", "json", "--python", python, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    version = parse_version(data["jax"])
+    assert data["scan"]["available"], data["scan"]
+    limited: dict[str, list[str]] = {**data["covered"], **data["not_covered"]}
+    assert data["covered"] and set(data["covered"]) <= {p for a in APIS.values() for p in a.primitives}
+    for api in APIS.values():
+        if not api.primitives or not api.exists(version):
+            continue
+        # where every limited primitive it binds lowers (none limited: everywhere)
+        where = set(PLATFORMS)
+        for prim in api.primitives:
+            where &= set(limited.get(prim, PLATFORMS))
+        assert api.platforms(version) == where, (data["jax"], api.qualname, where)
+    text = run_cli("probe", "--scan", "--python", python, cwd=tmp_path).stdout
+    assert text.startswith(f"jax {data['jax']}: {len(limited)} primitives lower only on some platforms"), text
+    for prim, where in data["not_covered"].items():
+        assert f"✗ {prim}" in text and ", ".join(where) in text.split(f"✗ {prim}", 1)[1].split("\n", 1)[0]

@@ -85,6 +85,8 @@ class Api:
     note: str = ""
     #: the failure is raised while tracing (a surrounding ``try`` catches it), not when lowering
     trace_time: bool = False
+    #: the JAX primitives whose platform-specific lowerings make the limit (``probe --scan``)
+    primitives: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:

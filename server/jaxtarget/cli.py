@@ -52,6 +52,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="cross-lower every catalog entry and report where the catalog and this jax disagree",
     )
+    pr.add_argument(
+        "--scan",
+        action="store_true",
+        help="list the platform-limited primitives of this jax's lowering registry, covered or not",
+    )
 
     lsp = sub.add_parser("lsp", help="run the language server on stdio")
     lsp.add_argument("--stdio", action="store_true", help="use stdio (the default)")
@@ -153,20 +158,29 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _probe(args: argparse.Namespace) -> int:
-    from .probe import ProbeError, catalog_disagreements, format_disagreements, format_summary, run_probe
+    from .probe import (
+        ProbeError,
+        catalog_disagreements,
+        format_disagreements,
+        format_scan,
+        format_summary,
+        run_probe,
+        scan_report,
+    )
 
     overrides, problems = cli_layer(_flags(args, "probe"))
     settings, cfg_problems = settings_for(Path.cwd(), overrides)
     if problems or cfg_problems:
         raise UsageError(problems_text([*problems, *cfg_problems]))
-    if args.all and args.env_only:
-        raise UsageError("--all and --env-only exclude each other")
+    if sum((args.all, args.env_only, args.scan)) > 1:
+        raise UsageError("--all, --scan and --env-only exclude each other")
     try:
         result = run_probe(
             interpreter_setting(settings),
             timeout=settings.probe_timeout_seconds,
             env_only=args.env_only,
             all_apis=args.all,
+            scan=args.scan,
         )
     except ProbeError as exc:
         if args.format == "json":
@@ -174,6 +188,13 @@ def _probe(args: argparse.Namespace) -> int:
         else:
             print(f"jaxtarget: probe failed: {exc}", file=sys.stderr)
         return 1
+    if args.scan:
+        if args.format == "json":
+            covered, missing = scan_report(result)
+            print(json.dumps({**result.data, "covered": covered, "not_covered": missing}, indent=2))
+        else:
+            print(format_scan(result))
+        return 0
     if args.all:
         checked, found = catalog_disagreements(result)
         if args.format == "json":

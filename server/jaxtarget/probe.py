@@ -59,9 +59,9 @@ def _child_source() -> str:
     return resources.files("jaxtarget").joinpath("probe_child.py").read_text(encoding="utf-8")
 
 
-def build_request(env_only: bool = False, all_apis: bool = False) -> dict[str, Any]:
-    if env_only:
-        return {"mode": "env"}
+def build_request(env_only: bool = False, all_apis: bool = False, scan: bool = False) -> dict[str, Any]:
+    if env_only or scan:
+        return {"mode": "scan" if scan else "env"}
     cases: list[dict[str, Any]] = [
         {"id": case_id, "code": case.code, "requires": list(case.requires), "run_local": i > 0}
         for i, (case_id, case) in enumerate(PROBE_CASES)
@@ -121,21 +121,29 @@ def _platform_verdicts(data: dict[str, Any]) -> dict[str, bool | None]:
 
 
 def run_probe(
-    python: str | None, timeout: float = 60.0, env_only: bool = False, all_apis: bool = False
+    python: str | None,
+    timeout: float = 60.0,
+    env_only: bool = False,
+    all_apis: bool = False,
+    scan: bool = False,
 ) -> ProbeResult:
     """Run the probe to completion from synchronous code (the CLI)."""
-    return asyncio.run(run_probe_async(python, timeout, env_only, all_apis))
+    return asyncio.run(run_probe_async(python, timeout, env_only, all_apis, scan))
 
 
 async def run_probe_async(
-    python: str | None, timeout: float = 60.0, env_only: bool = False, all_apis: bool = False
+    python: str | None,
+    timeout: float = 60.0,
+    env_only: bool = False,
+    all_apis: bool = False,
+    scan: bool = False,
 ) -> ProbeResult:
     """Run the probe without blocking the event loop; a timeout or a cancel kills the child's group."""
     try:
         exe = resolve_interpreter(python)
     except InterpreterError as exc:
         raise ProbeError(exc.kind, str(exc)) from None
-    request = json.dumps(build_request(env_only, all_apis)).encode()
+    request = json.dumps(build_request(env_only, all_apis, scan)).encode()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="jaxtarget-probe-") as cwd:
         try:
@@ -265,4 +273,42 @@ def format_disagreements(result: ProbeResult, checked: int, found: list[Disagree
         lines.append(
             f"  {d.qualname} on {d.platform}: the catalog says it {says}; jax: {d.error or 'lowers'}"
         )
+    return "\n".join(lines)
+
+
+#: the platforms the catalog speaks of (a registry may name others, such as oneapi)
+_MAIN = frozenset(PLATFORMS)
+
+
+def scan_report(result: ProbeResult) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Platform-limited primitives of this jax: those the catalog covers, and those it does not.
+
+    A primitive lowering on every platform the catalog speaks of is not limited.
+    """
+    scan = result.data.get("scan", {})
+    covered_by = {prim for api in APIS.values() for prim in api.primitives}
+    covered: dict[str, list[str]] = {}
+    missing: dict[str, list[str]] = {}
+    for prim, platforms in scan.get("limited", {}).items():
+        main = sorted(_MAIN & set(platforms), key=PLATFORMS.index)
+        if set(main) == _MAIN:
+            continue
+        (covered if prim in covered_by else missing)[prim] = main
+    return covered, missing
+
+
+def format_scan(result: ProbeResult) -> str:
+    scan = result.data.get("scan", {})
+    if not scan.get("available"):
+        return f"jax {result.jax_version}: its lowering registry cannot be read ({scan.get('reason')})"
+    covered, missing = scan_report(result)
+    lines = [
+        f"jax {result.jax_version}: {len(covered) + len(missing)} primitives lower only on some platforms "
+        f"({len(covered)} covered by the catalog, {len(missing)} not)"
+    ]
+    lines += [
+        f"  ✗ {prim:<32} lowers only on {', '.join(p) or 'none of cpu, cuda, rocm, tpu'}"
+        for prim, p in missing.items()
+    ]
+    lines += [f"  ✓ {prim:<32} lowers only on {', '.join(p)}" for prim, p in covered.items()]
     return "\n".join(lines)

@@ -77,6 +77,41 @@ def _missing(qualnames: list[str]) -> str | None:
     return None
 
 
+def _scan_lowerings(jax: Any) -> dict[str, Any]:
+    """Primitives whose lowerings exist only for some platforms (no default rule).
+
+    Reads jax's lowering registry after importing every ``jax.experimental`` module
+    (those that fail to import are counted, not fatal).
+    """
+    import importlib
+    import pkgutil
+
+    try:
+        import jax.experimental
+        from jax._src.interpreters import mlir
+
+        defaults = mlir._lowerings
+        specific = mlir._platform_specific_lowerings
+    except (ImportError, AttributeError) as exc:
+        return {"available": False, "reason": f"{type(exc).__name__}: {exc}"}
+    failed = 0
+    for info in pkgutil.walk_packages(jax.experimental.__path__, "jax.experimental."):
+        try:
+            importlib.import_module(info.name)
+        except Exception:
+            failed += 1
+    limited: dict[str, list[str]] = {}
+    for where, rules in specific.items():
+        for prim in rules:
+            if prim not in defaults:
+                limited.setdefault(str(getattr(prim, "name", prim)), []).append(str(where).lower())
+    return {
+        "available": True,
+        "failed_imports": failed,
+        "limited": {name: sorted(set(p)) for name, p in sorted(limited.items())},
+    }
+
+
 def main() -> None:
     started = time.perf_counter()
     request = json.loads(sys.stdin.read() or "{}")
@@ -115,7 +150,9 @@ def main() -> None:
         out["default_backend"] = None
         out["devices"] = []
         out["backend_error"] = _error(exc)
-    if request.get("mode") == "env":
+    if request.get("mode") in ("env", "scan"):
+        if request.get("mode") == "scan":
+            out["scan"] = _scan_lowerings(jax)
         out["seconds"] = round(time.perf_counter() - started, 4)
         print(json.dumps(out))
         return

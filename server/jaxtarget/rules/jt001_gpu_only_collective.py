@@ -47,6 +47,7 @@ PBROADCAST = Api(
     GPU,
     "NotImplementedError: MLIR translation rule for primitive 'pbroadcast' not found",
     public_since="0.6.1",
+    primitives=("pbroadcast", "pbroadcast_start"),
     probe=ProbeCase(sharded_probe('def body(x):\n    return lax.pbroadcast(x, "i", 0)\n')),
 )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from ..apis import CPU_ONLY, NO_TPU, Api, ArgCondition, Lowering, ProbeCase, square_probe
 from .base import GUARD, SKIP_TEST, SUPPRESS, CheckContext, Example, Rule, Violation
@@ -52,7 +53,7 @@ def _square(
     return _limited(qualname, display, lowers_on, ProbeCase(square_probe(call, n)), public_since=public_since)
 
 
-APIS: tuple[Api, ...] = (
+_ENTRIES: tuple[Api, ...] = (
     _square("jax.numpy.linalg.eig", "jnp.linalg.eig", NO_TPU, "jnp.linalg.eig(*a)"),
     _square("jax.numpy.linalg.eigvals", "jnp.linalg.eigvals", NO_TPU, "jnp.linalg.eigvals(*a)"),
     _square("jax.lax.linalg.eig", "lax.linalg.eig", NO_TPU, "lax.linalg.eig(*a)"),
@@ -143,7 +144,65 @@ APIS: tuple[Api, ...] = (
         condition=_CUDNN,
         trace_time=True,
     ),
+    _limited(
+        "jax.experimental.sparse.linalg.spsolve",
+        "sparse.linalg.spsolve",
+        (Lowering("cpu"), Lowering("cuda")),
+        ProbeCase(
+            "from jax.experimental.sparse.linalg import spsolve\n"
+            "f = jax.jit(spsolve)\n"
+            "args = (jax.ShapeDtypeStruct((4,), jnp.float32), jax.ShapeDtypeStruct((4,), jnp.int32),\n"
+            "        jax.ShapeDtypeStruct((4,), jnp.int32), jax.ShapeDtypeStruct((3,), jnp.float32))\n"
+        ),
+    ),
+    _limited(
+        "jax.experimental.rnn.lstm",
+        "rnn.lstm",
+        (Lowering("cuda"), Lowering("rocm")),
+        ProbeCase(
+            "from jax.experimental import rnn\n"
+            "f = jax.jit(lambda x, h, c, w, s: rnn.lstm(x, h, c, w, s, input_size=4, hidden_size=8,\n"
+            "    num_layers=1, dropout=0.0, bidirectional=False))\n"
+            "args = (jax.ShapeDtypeStruct((2, 5, 4), jnp.float32), jax.ShapeDtypeStruct((1, 2, 8), jnp.float32),\n"
+            "        jax.ShapeDtypeStruct((1, 2, 8), jnp.float32), jax.ShapeDtypeStruct((448,), jnp.float32),\n"
+            "        jax.ShapeDtypeStruct((2,), jnp.int32))\n",
+            verifiable=False,
+            reason=(
+                "a CPU-only jaxlib fails while tracing (its GPU RNN module is a stub); "
+                "`probe --scan` reads the platforms from the lowering registry instead"
+            ),
+        ),
+    ),
 )
+
+#: the primitives each entry binds whose lowerings are platform-specific
+_PRIMITIVES = {
+    "jax.numpy.linalg.eig": ("eig",),
+    "jax.numpy.linalg.eigvals": ("eig",),
+    "jax.lax.linalg.eig": ("eig",),
+    "jax.numpy.roots": ("eig",),
+    "jax.scipy.linalg.schur": ("schur",),
+    "jax.scipy.linalg.sqrtm": ("schur",),
+    "jax.scipy.linalg.funm": ("schur",),
+    "jax.scipy.linalg.solve_sylvester": ("schur",),
+    "jax.lax.linalg.schur": ("schur",),
+    "jax.scipy.linalg.hessenberg": ("hessenberg",),
+    "jax.lax.linalg.hessenberg": ("hessenberg",),
+    "jax.lax.linalg.qr": ("geqp3",),
+    "jax.scipy.linalg.qr": ("geqp3",),
+    "jax.lax.linalg.tridiagonal": ("tridiagonal",),
+    "jax.nn.scaled_matmul": ("scaled_matmul",),
+    "jax.nn.scaled_dot_general": ("scaled_matmul",),
+    "jax.experimental.sparse.linalg.spsolve": ("spsolve",),
+    "jax.experimental.rnn.lstm": ("rnn_fwd", "rnn_bwd"),
+    "jax.nn.dot_product_attention": (
+        "dot_product_attention_fwd",
+        "dot_product_attention_bwd",
+        "dot_product_attention_fp8_fwd",
+        "dot_product_attention_fp8_bwd",
+    ),
+}
+APIS: tuple[Api, ...] = tuple(replace(a, primitives=_PRIMITIVES.get(a.qualname, ())) for a in _ENTRIES)
 
 _EIG = "import jax.numpy as jnp\n\nw, v = jnp.linalg.eig(a)\n"
 _EIG_FIXED = """\
