@@ -120,16 +120,25 @@ class Api:
         first = min(later, key=parse_version)
         return f"lowers on {', '.join(sorted(set(later[first])))} from jax {first}; you have {have}"
 
-    def support_text(self, verb: str = "") -> str:
-        """`jax.lax.psend`: lowers on GPU (cuda, rocm) (rocm from 0.8.2)"""
-        condition = f" {self.condition.text}" if self.condition else ""
+    @property
+    def depends_on_version(self) -> bool:
+        """Whether any fact about this API is bounded by a JAX version."""
+        return bool(self.public_since) or any(low.span_text for low in self.lowers_on)
+
+    def versions_text(self) -> str:
+        """GPU (cuda, rocm) (rocm from 0.8.2), public from jax 0.7.0"""
         spans: dict[str, list[str]] = {}
         for low in self.lowers_on:
             if low.span_text:
                 spans.setdefault(low.platform, []).append(low.span_text)
         versions = "".join(f" ({p} {', '.join(t)})" for p, t in spans.items())
         public = f", public from jax {self.public_since}" if self.public_since else ""
-        return f"`{self.qualname}`{condition}: {verb}{self.lowers_text(None)}{versions}{public}"
+        return f"{self.lowers_text(None)}{versions}{public}"
+
+    def support_text(self, verb: str = "") -> str:
+        """`jax.lax.psend`: lowers on GPU (cuda, rocm) (rocm from 0.8.2), public from jax 0.7.0"""
+        condition = f" {self.condition.text}" if self.condition else ""
+        return f"`{self.qualname}`{condition}: {verb}{self.versions_text()}"
 
 
 GPU = (Lowering("cuda"), Lowering("rocm"))

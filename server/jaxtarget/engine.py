@@ -114,15 +114,15 @@ class Engine:
             version=self.version,
             note="" if resolver.exact else resolver.reason,
         )
-        # the previous version of the document, whose scans the untouched text reuses
-        reuse = sparse and isinstance(cache, ChunkCache)
-        text = Lines(source, cache.lines if reuse and cache is not None else None)
+        # the document's cache holds its previous version, whose scans the untouched text reuses
+        kept = cache if sparse and isinstance(cache, ChunkCache) else None
+        text = Lines(source, kept.lines if kept is not None else None)
         if sparse and "\0" not in source:
             if not WANTED.might_be_mentioned(source):
                 return result
             view = SparseModule(text, cache)
-            if reuse and cache is not None:
-                cache.lines = text
+            if kept is not None:
+                kept.lines = text
             module = analyse(view, text, path, resolver, self.wanted, conftest_pin(path), self.predicates)
             violations = self._violations(module)
             if not module.stale:

@@ -20,7 +20,7 @@ from importlib import resources
 from typing import Any
 
 from .environment import InterpreterError, resolve_interpreter
-from .platforms import PLATFORMS, marks_line, parse_version
+from .platforms import PLATFORMS, marks_line, ordered, parse_version
 from .rules.registry import APIS, PROBE_CASES
 
 MAX_OUTPUT = 4 * 1024 * 1024
@@ -254,12 +254,9 @@ def catalog_disagreements(result: ProbeResult) -> tuple[int, list[Disagreement]]
                     out.append(Disagreement(qualname, platform, platform in expected, "not in this jax"))
                 continue
             if bool(got.get("ok")) != (platform in expected):
-                err = got.get("error", {})
-                out.append(
-                    Disagreement(
-                        qualname, platform, platform in expected, f"{err.get('type')}: {err.get('message')}"
-                    )
-                )
+                err = got.get("error")
+                said = f"{err.get('type')}: {err.get('message')}" if isinstance(err, dict) else ""
+                out.append(Disagreement(qualname, platform, platform in expected, said))
     return checked, out
 
 
@@ -271,13 +268,9 @@ def format_disagreements(result: ProbeResult, checked: int, found: list[Disagree
     for d in found:
         says = "lowers" if d.catalog else "does not lower"
         lines.append(
-            f"  {d.qualname} on {d.platform}: the catalog says it {says}; jax: {d.error or 'lowers'}"
+            f"  {d.qualname} on {d.platform}: the catalog says it {says}; jax: {d.error or 'it lowers'}"
         )
     return "\n".join(lines)
-
-
-#: the platforms the catalog speaks of (a registry may name others, such as oneapi)
-_MAIN = frozenset(PLATFORMS)
 
 
 def scan_report(result: ProbeResult) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
@@ -290,8 +283,9 @@ def scan_report(result: ProbeResult) -> tuple[dict[str, list[str]], dict[str, li
     covered: dict[str, list[str]] = {}
     missing: dict[str, list[str]] = {}
     for prim, platforms in scan.get("limited", {}).items():
-        main = sorted(_MAIN & set(platforms), key=PLATFORMS.index)
-        if set(main) == _MAIN:
+        # only the platforms the catalog speaks of (a registry may name others, such as oneapi)
+        main = ordered(platforms)
+        if main == list(PLATFORMS):
             continue
         (covered if prim in covered_by else missing)[prim] = main
     return covered, missing

@@ -29,9 +29,9 @@ def hover_markdown(engine: Engine, ref: Reference, analysis: Analysis, probe: Pr
     line += f" — fails on {', '.join(failing)}" if failing else " — lowers on every reachable target"
     parts.append(line)
     note = api.version_note(frozenset(failing), engine.version)
-    versions = api.support_text().split(": ", 1)[1]
-    if note or "from " in versions or "before " in versions:
-        parts.append(f"**By jax version:** {versions}" + (f". {note[0].upper()}{note[1:]}." if note else ""))
+    if note or api.depends_on_version:
+        advice = f". {note[0].upper()}{note[1:]}." if note else ""
+        parts.append(f"**By jax version:** {api.versions_text()}{advice}")
     rules = rules_for_api(api.qualname)
     parts.extend(rule.hover_note for rule in rules if rule.hover_note)
     if api.note:

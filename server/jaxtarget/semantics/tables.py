@@ -114,10 +114,10 @@ def _table_entry(module: ModuleUses, chain: Sequence[ast.AST], node: ast.AST, gr
     fields: dict[str, str] = {}
     inside = False
     for i in range(2, len(chain)):
-        if grown and i == 2:  # the arguments of ``T.append(...)`` are entries
-            inside = chain[3 if len(chain) > 3 else 2] is not getattr(chain[2], "func", None)
-            continue
         parent, child = chain[i], chain[i + 1] if i + 1 < len(chain) else node
+        if grown and i == 2:  # the arguments of ``T.append(...)`` are entries
+            inside = isinstance(parent, ast.Call) and child is not parent.func
+            continue
         if (
             isinstance(parent, (*_CONTAINERS, ast.Starred, ast.keyword))
             or (isinstance(parent, _COMPREHENSIONS) and child is parent.elt)
