@@ -73,6 +73,12 @@ class ManualShardingRequired(Rule):
         ]
         if not refs:
             return
+        # a decorator or wrapping call in the call's own statement is enough; only the
+        # calls it does not settle need every statement naming shard_map
+        near = ctx.module.wrapped(SHARD_MAP, near=[ref.span.line for ref, _ in refs])
+        refs = [(ref, api) for ref, api in refs if not near.encloses(ref.ancestors, ref.node)]
+        if not refs:
+            return
         wrapped = ctx.module.wrapped(SHARD_MAP)
         partner = pairs(ctx.module.references)
         for ref, api in refs:

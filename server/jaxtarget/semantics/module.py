@@ -128,7 +128,9 @@ class Module:
     resolved: dict[int, str] = field(default_factory=dict)
     #: the names loads are collected for: the wanted terms and their import aliases
     names: frozenset[str] = frozenset()
-    _wrapped: dict[frozenset[str], WrappedFunctions] = field(default_factory=dict)
+    _wrapped: dict[tuple[frozenset[str], frozenset[int] | None], WrappedFunctions] = field(
+        default_factory=dict
+    )
     _guards: Guards | None = None
     #: the platform the project's conftest.py pins test processes to (None: none)
     project_pin: frozenset[str] | None = None
@@ -159,25 +161,38 @@ class Module:
         """A sparse parse that went wrong (the caller falls back to the whole module)."""
         return self.view.failed or self.view.replaced
 
-    def wrapped(self, wrappers: frozenset[str]) -> WrappedFunctions:
-        """The functions that visibly run under any of the ``wrappers`` (public names)."""
-        found = self._wrapped.get(wrappers)
+    def wrapped(self, wrappers: frozenset[str], near: Iterable[int] | None = None) -> WrappedFunctions:
+        """The functions that visibly run under any of the ``wrappers`` (public names).
+
+        With ``near`` (lines), only the wrapper mentions in the top-level statements
+        holding those lines are parsed and resolved: enough to see a decorator or a
+        wrapping call around code on those lines, without parsing every statement that
+        names a wrapper (which the answer without ``near`` does).
+        """
+        chunks = None if near is None else frozenset(self.view.chunk_index(ln) for ln in near)
+        key = (wrappers, chunks)
+        found = self._wrapped.get(key)
         if found is None:
             # the statements that name a wrapper, parsed and resolved now (sparse views)
             terms = frozenset({q.rsplit(".", 1)[-1] for q in wrappers} | (self.names - self.wanted.terms()))
-            todo = [ln for ln in lines_with_words(self.text, terms) if ln not in self._resolved_lines]
+            todo = [
+                ln
+                for ln in lines_with_words(self.text, terms)
+                if ln not in self._resolved_lines and (chunks is None or self.view.chunk_index(ln) in chunks)
+            ]
             self.view.ensure(todo)
             if todo:
                 self.resolve(todo, terms)
             ids = {node for node, name in self.resolved.items() if name in wrappers}
             found = WrappedFunctions(self.view, self.text, ids)
-            self._wrapped[wrappers] = found
+            self._wrapped[key] = found
         return found
 
     def resolve(self, lines: list[int], names: frozenset[str]) -> list[_Resolved]:
         """Resolve the loads of ``names`` in the statements on ``lines`` (answers are cached)."""
         text, view = self.text, self.view
-        cands = list(collect(view.module(), lines, names))
+        spelled = lines_with_words(text, names)
+        cands = list(collect(view.module(), lines, names, spelled))
         roots = {c.root for c in cands}
         for r in roots - self._lines_of.keys():
             self._lines_of[r] = lines_with_words(text, (r,))
@@ -185,7 +200,7 @@ class Module:
         new_roots = roots - self._roots_bound
         self._roots_bound |= roots
         if new_roots and view.ensure(_binding_lines(view, new_roots, lines_of, self._binding_asked)):
-            cands = list(collect(view.module(), lines, names))
+            cands = list(collect(view.module(), lines, names, spelled))
         if re.search(r"import\s*\*", self.source):
             lines_of["*"] = [1]
         assert self.resolver is not None

@@ -277,11 +277,16 @@ def dotted_spelling(node: ast.AST) -> tuple[str, str] | None:
 _CandidateTail = tuple[ast.Name | ast.Attribute, str, str, list[ast.AST], int, int, int]
 
 
-def collect(tree: ast.Module, lines: Sequence[int], names: frozenset[str]) -> Iterator[Candidate]:
-    """Loads of a candidate name (terminal attribute or bare name) on the given lines.
+def collect(
+    tree: ast.Module, lines: Sequence[int], names: frozenset[str], name_lines: Sequence[int]
+) -> Iterator[Candidate]:
+    """Loads of a candidate name (terminal attribute or bare name) in the top-level
+    statements spanning the sorted ``lines``.
 
-    Results are memoised on each top-level statement (its nodes are immutable and
-    cached with its chunk), keyed by the candidate names.
+    ``name_lines`` are the sorted lines on which any of ``names`` is spelled: inner
+    statements spanning none of them hold no candidate and are not walked. Results are
+    memoised on each top-level statement (its nodes are immutable and cached with its
+    chunk), keyed by the candidate names.
     """
     for stmt in tree.body:
         if not covers(stmt, lines):
@@ -291,16 +296,18 @@ def collect(tree: ast.Module, lines: Sequence[int], names: frozenset[str]) -> It
         )
         found = memo.get(names)
         if found is None:
-            found = memo[names] = list(_collect_in(stmt, names))
+            found = memo[names] = list(_collect_in(stmt, names, name_lines))
         for node, root, dotted, ancestors, line, col, end in found:
             yield Candidate(node, root, dotted, [tree, *ancestors], line, col, end)
 
 
-def _collect_in(stmt: ast.stmt, names: frozenset[str]) -> Iterator[_CandidateTail]:
+def _collect_in(stmt: ast.stmt, names: frozenset[str], lines: Sequence[int]) -> Iterator[_CandidateTail]:
     stack: list[tuple[ast.AST, list[ast.AST]]] = [(stmt, [])]
     while stack:
         node, ancestors = stack.pop()
         if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, ast.stmt) and node is not stmt and not covers(node, lines):
             continue
         target: ast.Name | ast.Attribute | None = None
         if (isinstance(node, ast.Attribute) and node.attr in names) or (

@@ -47,6 +47,13 @@ class WrappedFunctions:
         """Whether code at ``node`` (under ``ancestors``) runs under the wrapper."""
         if not self.wrappers:
             return False
+        if self.encloses(ancestors, node):
+            return True
+        nodes = self._wrapped()
+        return any(id(a) in nodes for a in ancestors)
+
+    def encloses(self, ancestors: list[ast.AST], node: ast.AST) -> bool:
+        """Whether a decorator or a wrapping call of a lambda around ``node`` is the wrapper."""
         for parent, child in itertools.pairwise([*ancestors, node]):
             if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
                 _mentions(d, self.wrappers) for d in parent.decorator_list
@@ -60,8 +67,7 @@ class WrappedFunctions:
                 and _mentions(parent.func, self.wrappers)
             ):
                 return True
-        nodes = self._wrapped()
-        return any(id(a) in nodes for a in ancestors)
+        return False
 
     def _wrapped(self) -> set[int]:
         if self._nodes is not None:
