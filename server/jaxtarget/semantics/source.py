@@ -280,6 +280,7 @@ class FullView:
 
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
+        self._firsts: list[int] | None = None
 
     def ensure(self, lines: Iterable[int]) -> bool:
         return False
@@ -297,10 +298,17 @@ class FullView:
         return False
 
     def chunk_index(self, line: int) -> int:
-        return 0
+        """The index of the top-level statement holding ``line`` (its decorators included)."""
+        if self._firsts is None:
+            self._firsts = [
+                min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]) for s in self.tree.body
+            ]
+        return max(bisect.bisect_right(self._firsts, line) - 1, 0)
 
     def chunk_last_line(self, line: int) -> int:
-        return self.tree.body[-1].end_lineno or line if self.tree.body else line
+        if not self.tree.body:
+            return line
+        return self.tree.body[self.chunk_index(line)].end_lineno or line
 
 
 class SourceView(Protocol):
