@@ -23,9 +23,9 @@ SPELLINGS = {
     "from-name-as": ("from jax.lax import psend as ps\ny = ps(x, 'i', p)\n", "ps"),
     "from-name": ("from jax.lax import precv\ny = precv(t, s, 'i', p)\n", "precv"),
     "star": ("from jax.lax import *\ny = psend(x, 'i', p)\n", "psend"),
-    "alias-assign": ("from jax import lax\nsend = lax.psend\n", "psend"),
+    "alias-assign": ("from jax import lax\nsend = lax.psend\ny = send(x, 'i', p)\n", "psend"),
     "partial": (
-        "import functools\nfrom jax import lax\nf = functools.partial(lax.psend, axis_name='i')\n",
+        "import functools\nfrom jax import lax\nf = functools.partial(lax.psend, axis_name='i')\nf(x, perm=p)\n",
         "psend",
     ),
     "function-local-import": (

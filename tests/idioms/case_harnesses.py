@@ -2,7 +2,9 @@
 
 Modelled on jax-ml/jax tests/export_back_compat_test.py (a nested ``func`` defined first,
 then ``if jtu.test_device_matches(["cuda"]): ... else: self.skipTest("Unsupported
-platform")``, then ``self.run_one_test(func, data)``) and tests/shape_poly_test.py
+platform")``, then ``self.run_one_test(func, data)``; and the tests that leave the skip to
+``CompatTestBase.run_one_test``, which skips unless the backend is the platform their data
+was recorded on) and tests/shape_poly_test.py
 (``PolyHarness("eig", ..., lambda x: lax.linalg.eig(x))`` records in a module-level list,
 grown with ``.append``, run by one parameterized ``test_harness`` that raises
 ``SkipTest`` when ``harness.group_name == "eig"`` off CPU). The code is written for this suite.
@@ -10,13 +12,16 @@ grown with ``.append``, run by one parameterized ``test_harness`` that raises
 
 from __future__ import annotations
 
+import dataclasses
 import unittest
 
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from absl.testing import absltest
 from jax import lax
 from jax._src import test_util as jtu
+from jax._src.internal_test_util import export_back_compat_test_util as bctu
 
 
 def _square():
@@ -74,6 +79,28 @@ class NestedBodyTest(jtu.JaxTestCase):
         func()
         if not jtu.test_device_matches(["cuda"]):
             self.skipTest("the rest needs CUDA")
+
+
+class SerializedDataTest(bctu.CompatTestBase):
+    """``run_one_test`` runs ``func`` only on the platform the data was recorded on."""
+
+    def _recorded_on(self, platform):
+        return dataclasses.replace(self.starter_data([np.eye(3, dtype=np.float32)]), platform=platform)
+
+    def test_eig_with_data_from_another_backend(self):
+        def func(x):
+            return lax.linalg.eig(x, compute_left_eigenvectors=False)
+
+        self.run_one_test(func, self._recorded_on("cuda"))
+
+    def test_schur_lambda(self):
+        self.run_one_test(lambda x: lax.linalg.schur(x), self._recorded_on("rocm"))
+
+    def test_eig_run_directly(self):
+        def func(x):
+            return lax.linalg.eig(x, compute_left_eigenvectors=False)  # expect(tpu): JT003 eig
+
+        func(_square())
 
 
 if __name__ == "__main__":

@@ -66,8 +66,11 @@ class CheckContext:
             reachable &= condition_platforms(self.module, ref, api.condition)
         if ref.pinned is not None:
             # pinned code runs on that platform, wherever it is reached from
-            return ref.pinned - api.platforms(self.version) if reachable else frozenset()
-        return reachable - api.platforms(self.version)
+            failing = ref.pinned - api.platforms(self.version) if reachable else frozenset()
+        else:
+            failing = reachable - api.platforms(self.version)
+        # a re-export runs where its importers call it
+        return failing if not failing or not self.module.reexported(ref) else frozenset()
 
 
 @dataclass

@@ -5,7 +5,8 @@ code runs. Read here: ``if`` tests, conditional expressions, ``and``/``or``
 chains, early exits (``return``, ``raise``, ``pytest.skip``, ``self.skipTest``)
 including ``if/elif/else`` chains, ``assert``, skip decorators (unittest,
 pytest, jax's ``jtu.run_on_devices``/``skip_on_devices``), skips in ``setUp``
-and ``setUpClass``, and a module-level ``pytestmark``.
+and ``setUpClass``, a module-level ``pytestmark``, and test-base methods that run a
+function they are handed only on some platforms (``CompatTestBase.run_one_test``).
 
 A backend test is recognised by what it computes, through the resolver: JAX's
 backend queries (``jax.default_backend()``, the ``.platform`` of a device from
@@ -56,6 +57,14 @@ PREDICATES: dict[str, tuple[frozenset[str], bool]] = {
 RAISERS: dict[str, frozenset[str]] = {
     "jax._src.cudnn.fused_attention_stablehlo.check_cudnn_version": frozenset({"cuda"}),
 }
+#: methods of test base classes that run a function argument only on some platforms (None: only
+#: on the platform its test data names, which the calling code does not spell)
+RUNNERS: dict[str, frozenset[str] | None] = {
+    # skipTest unless the backend is the `platform` recorded in the serialized test data
+    "jax._src.internal_test_util.export_back_compat_test_util.CompatTestBase.run_one_test": None,
+}
+#: the classes those methods belong to: a test class names one as its base
+RUNNER_CLASSES = frozenset(q.rsplit(".", 1)[0] for q in RUNNERS)
 DEVICE_MATCHES = f"{_JTU}.test_device_matches"
 RUN_ON_DEVICES = f"{_JTU}.run_on_devices"
 SKIP_ON_DEVICES = f"{_JTU}.skip_on_devices"
@@ -66,6 +75,7 @@ GUARD_NAMES: frozenset[str] = frozenset(
         *DEVICE_LISTS,
         *PREDICATES,
         *RAISERS,
+        *RUNNER_CLASSES,
         DEVICE_MATCHES,
         RUN_ON_DEVICES,
         SKIP_ON_DEVICES,
@@ -82,7 +92,7 @@ SETUP_WORDS: tuple[str, ...] = (
     "import",
     "pytestmark",
     "setUpModule",
-    *sorted({q.rsplit(".", 1)[-1] for q in GUARD_NAMES} | {"platform"}),
+    *sorted({q.rsplit(".", 1)[-1] for q in (*GUARD_NAMES, *RUNNERS)} | {"platform"}),
 )
 
 Allowed = frozenset[str] | None
@@ -240,6 +250,46 @@ class Guards:
             if body is not None:
                 return self.sets(body[0], body[1], depth + 1)
         return ALL, ALL
+
+    def _method(self, call: ast.Call, chain: Sequence[ast.AST]) -> str | None:
+        """The public name of ``self.m(...)``: ``m`` inherited from a base class the resolver named."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return None
+        for k in range(len(chain) - 1, 0, -1):
+            method, cls = chain[k], chain[k - 1]
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and isinstance(cls, ast.ClassDef):
+                args = method.args.posonlyargs + method.args.args
+                if not args or args[0].arg != func.value.id:
+                    return None
+                if any(getattr(s, "name", None) == func.attr for s in cls.body):
+                    return None  # the class's own method
+                for base in cls.bases:
+                    name = self.resolved.get(id(base))
+                    if name is not None:
+                        return f"{name}.{func.attr}"
+                return None
+        return None
+
+    def handed_to(self, call: ast.Call, arg: ast.AST, chain: Sequence[ast.AST]) -> frozenset[str]:
+        """Platforms on which ``call`` runs the function it is handed as ``arg``."""
+        if not any(a is arg for a in call.args) and not any(k.value is arg for k in call.keywords):
+            return ALL
+        name = self._method(call, chain)
+        if name not in RUNNERS:
+            return ALL
+        # a platform the code does not spell: no target is known to reach it
+        return RUNNERS[name] or NONE
+
+    def _handed_in(self, stmt: ast.stmt, func: str, chain: Sequence[ast.AST]) -> frozenset[str]:
+        """Platforms on which the calls in ``stmt`` that are handed the function ``func`` run it."""
+        out = ALL
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call):
+                for arg in (*node.args, *(k.value for k in node.keywords)):
+                    if isinstance(arg, ast.Name) and arg.id == func:
+                        out &= self.handed_to(node, arg, chain)
+        return out
 
     # ------------------------------------------------------------ statements
 
@@ -423,6 +473,8 @@ class Guards:
                     out &= true if isinstance(parent.op, ast.And) else false
             elif isinstance(parent, ast.While) and any(c is child for c in parent.body):
                 out &= self.sets(parent.test, above)[0]
+            elif isinstance(parent, ast.Call) and isinstance(child, ast.Lambda):
+                out &= self.handed_to(parent, child, above)
             if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
                 c is child for c in parent.body
             ):
@@ -437,7 +489,10 @@ class Guards:
             if block is not None and isinstance(child, ast.stmt):
                 nested = isinstance(child, _NESTED) and any(isinstance(a, _NESTED) for a in above)
                 upto = _first_use(block, child) if nested else child
-                out &= self._before(block, upto, [*above, parent] if above[-1] is not parent else above)
+                where = [*above, parent] if above[-1] is not parent else above
+                out &= self._before(block, upto, where)
+                if upto is not child and isinstance(child, _NESTED):
+                    out &= self._handed_in(upto, child.name, where)
             if not out:
                 break
         return as_allowed(out)

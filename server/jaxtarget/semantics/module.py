@@ -242,6 +242,11 @@ class Module:
             self._uses[name] = hit
         return hit
 
+    def reexported(self, ref: Reference) -> bool:
+        """A module-level name for the API that the module itself never loads: a re-export, not a use."""
+        name = uses.reexport_name(ref.ancestors, ref.node)
+        return name is not None and not self.uses_of(name)
+
     def lines_of_word(self, word: str) -> list[int]:
         hit = self._lines_of.get(word)
         if hit is None:

@@ -9,7 +9,9 @@ code and the names the resolver confirmed:
   (``with jax.default_device(jax.devices("cpu")[0])``, ``jax.jit(f, backend="cpu")``);
 - ``branch``: the platforms whose branch of ``lax.platform_dependent`` holds it;
 - ``caught``: inside a ``try`` whose handler catches a trace-time error;
-- ``keywords``: the keywords the API is called with, read through ``functools.partial``.
+- ``keywords``: the keywords the API is called with, read through ``functools.partial``;
+- ``reexport_name``: the module-level name a reference that is not called here is
+  stored under (``eig = jnp.linalg.eig``, ``eig = wrap(linalg.eig, ...)``).
 """
 
 from __future__ import annotations
@@ -164,6 +166,30 @@ def _local_loads(where: Sequence[ast.AST], name: str) -> list[tuple[ast.Name, li
             found.append((node, above))
         stack.extend((child, [*above, node]) for child in ast.iter_child_nodes(node))
     return found
+
+
+def reexport_name(ancestors: Sequence[ast.AST], node: ast.AST) -> str | None:
+    """The module-level name ``node`` is stored under, as such or through calls that take it as an argument.
+
+    ``eig = jnp.linalg.eig`` and ``eig = _wrap(linalg.eig, module="linalg.")`` name
+    the API for importers; the API runs where they call it, not here. None when the
+    reference is called, or is anything but such a statement's value.
+    """
+    if len(ancestors) < 2 or not isinstance(ancestors[0], ast.Module):
+        return None
+    stmt = ancestors[1]
+    if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
+        return None
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    if len(targets) != 1 or not isinstance(targets[0], ast.Name):
+        return None
+    child: ast.AST = node
+    for parent in reversed(ancestors[2:]):
+        # up through calls that take it as an argument, never as the callee
+        if not isinstance(parent, (ast.Call, ast.keyword)) or getattr(parent, "func", None) is child:
+            return None
+        child = parent
+    return targets[0].id if stmt.value is child else None
 
 
 def _assigned_name(parent: ast.AST | None, value: ast.AST) -> str | None:
