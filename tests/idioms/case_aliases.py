@@ -4,13 +4,17 @@ Modelled on qutip/qutip-jax src/qutip_jax/linalg.py (``from jax import jit, lax`
 ``jnp.linalg.eig``), google/praxis praxis/layers/gpu_fast_attention.py (``implementation='cudnn'``),
 google/flax flax/nnx/nn/attention.py (``jax.nn.dot_product_attention`` behind a module's own
 attention function) and jax-ml/jax tests/linalg_test.py (``from jax._src.lax import linalg as
-lax_linalg``; ``jsp = jax.scipy`` style module aliases). The code is written for this suite.
+lax_linalg``; ``jsp = jax.scipy`` style module aliases) and tensorcircuit/tensorcircuit-ng
+tensorcircuit/backends/jax_backend.py (module globals declared ``jsp: Any`` and bound in a
+backend's ``__init__`` by ``global jsp`` after a local ``import jax``, through ``libjax = jax``).
+The code is written for this suite.
 """
 
 from __future__ import annotations
 
 import functools
 import unittest
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -30,6 +34,8 @@ PIVOT = True
 RING = [(i, (i + 1) % 4) for i in range(4)]
 
 sla = None
+libjax: Any
+lazy_jsp: Any
 
 
 def _bind_scipy_linalg():
@@ -142,3 +148,28 @@ class AttributeAliasTest(unittest.TestCase):
             self.skipTest("no eig on TPU")
         w = self.linalg.eigvals(_square())
         self.assertEqual(w.shape, (3,))
+
+
+class LazyBackend:
+    """Binds its jax modules when constructed, as module globals."""
+
+    def __init__(self):
+        global libjax, lazy_jsp
+        import jax
+        import jax.scipy
+
+        libjax = jax
+        lazy_jsp = libjax.scipy
+
+    def schur(self, a):
+        return lazy_jsp.linalg.schur(a)  # expect(tpu): JT003 schur
+
+    def eigvals(self, a):
+        return libjax.numpy.linalg.eigvals(a)  # expect(tpu): JT003 eigvals
+
+
+def test_lazily_bound_globals():
+    backend = LazyBackend()
+    t, _ = backend.schur(_square())
+    assert t.shape == (3, 3)
+    assert backend.eigvals(_square()).shape == (3,)

@@ -39,6 +39,18 @@ def _self_attribute(cand: Candidate, values: Values) -> tuple[ast.expr, list[ast
     return (found[0], list(cand.ancestors[: cls_at + 1])) if len(found) == 1 else None
 
 
+def _path(scope: ast.AST, target: ast.AST) -> list[ast.AST]:
+    """The nodes from ``scope`` down to ``target``'s parent (just ``scope`` if not found)."""
+    stack: list[tuple[ast.AST, list[ast.AST]]] = [(scope, [])]
+    while stack:
+        node, above = stack.pop()
+        if node is target:
+            return above
+        here = [*above, node]
+        stack.extend((child, here) for child in ast.iter_child_nodes(node))
+    return [scope]
+
+
 def through_alias(
     cand: Candidate, values: Values, index: ScopeIndex, tree: ast.Module, depth: int = 0
 ) -> Query | None:
@@ -56,6 +68,9 @@ def through_alias(
     if found is None:
         return None
     value, chain = found
+    if not isinstance(chain[-1], ast.Module):
+        # the value's own ancestors in its function, so that its names are looked up there
+        chain = [*chain[:-1], *_path(chain[-1], value)]
     spelling = dotted_spelling(value)
     if spelling is None or not isinstance(value, (ast.Name, ast.Attribute)):
         return None

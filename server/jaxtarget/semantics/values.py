@@ -87,17 +87,41 @@ def _is_none_assignment(node: ast.AST) -> bool:
 
 
 def _module_bindings_in(stmt: ast.stmt, name: str) -> tuple[list[ast.AST], bool]:
-    """Module-scope bindings of ``name`` by a top-level statement (with `global` ones in its functions)."""
+    """Module-scope bindings of ``name`` by a top-level statement (with `global` ones in its functions).
+
+    A bare annotation (``jsp: Any``) binds nothing. An assignment in a function that
+    declares the name ``global`` keeps that function's chain (``_jaxtarget_scope``), so
+    that its value is read where it is computed (``jsp = libjax.scipy`` after ``import jax``).
+    """
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
+        return [], False
     found, unsure = _bindings_in(_walk_own([stmt]), name, False)
     if name in declared_globals(stmt):
-        for func in ast.walk(stmt):
-            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                isinstance(g, ast.Global) and name in g.names for g in _own_nodes(func)
-            ):
+        for func, above in _scopes_of(stmt):
+            if any(isinstance(g, ast.Global) and name in g.names for g in _own_nodes(func)):
                 more, more_unsure = _bindings_in(_own_nodes(func), name, False)
-                found.extend(n for n in more if not isinstance(n, ast.Global))
+                for n in more:
+                    if not isinstance(n, ast.Global):
+                        n.__dict__["_jaxtarget_scope"] = [*above, func]
+                        found.append(n)
                 unsure = unsure or more_unsure
     return found, unsure
+
+
+def _scopes_of(stmt: ast.stmt) -> Iterator[tuple[ast.AST, list[ast.AST]]]:
+    """The functions inside a top-level statement, each with the defs and classes from ``stmt`` down."""
+    stack: list[tuple[ast.AST, list[ast.AST]]] = [(stmt, [])]
+    while stack:
+        node, above = stack.pop()
+        if isinstance(node, _FUNCTIONS):
+            yield node, above
+        here = [*above, node]
+        stack.extend((c, here) for c in _walk_own(list(ast.iter_child_nodes(node))) if isinstance(c, _NESTED))
+
+
+def _scope_chain(tree: ast.Module, node: ast.AST) -> list[ast.AST]:
+    """The chain a module-scope binding is read in: its function's, for one made through ``global``."""
+    return [tree, *node.__dict__.get("_jaxtarget_scope", ())]
 
 
 class Values:
@@ -134,6 +158,10 @@ class Values:
             if name not in memo:
                 memo[name] = _bindings_in(_own_nodes(scope), name, name in _params(scope))
             found, unsure = memo[name]
+            declared: list[ast.AST] = [n for n in found if isinstance(n, ast.Global)]
+            if declared and not unsure:
+                # `global X` here: its assignments bind the module's X, read there
+                found = declared[:1]
         result: object = _UNKNOWN if unsure or len(found) > 1 else (found[0] if found else None)
         self._bindings[key] = result
         return result
@@ -149,13 +177,15 @@ class Values:
                 return None
             if isinstance(hit, (ast.Global,)):
                 hit = self._binding(self.tree, name)
-                return (hit, [self.tree]) if isinstance(hit, ast.AST) and hit is not _UNKNOWN else None
+                if isinstance(hit, ast.AST) and hit is not _UNKNOWN:
+                    return hit, _scope_chain(self.tree, hit)
+                return None
             if isinstance(hit, ast.AST):
-                return hit, list(chain[: i + 1])
+                return hit, _scope_chain(self.tree, hit) if scope is self.tree else list(chain[: i + 1])
         if not scopes or chain[scopes[0]] is not self.tree:
             hit = self._binding(self.tree, name)
             if isinstance(hit, ast.AST) and not isinstance(hit, ast.Global):
-                return hit, [self.tree]
+                return hit, _scope_chain(self.tree, hit)
         return None
 
     def lookup(self, name: str, chain: Sequence[ast.AST]) -> tuple[ast.AST, list[ast.AST]] | None:
