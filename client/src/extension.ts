@@ -45,7 +45,12 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
     );
   }
   const interpreterSetting = settings.interpreter as string[] | undefined;
-  const choice = chooseInterpreter(interpreterSetting, await pythonFromExtension(folder?.uri), "python3");
+  const roots = trusted ? [] : (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+  const fromExtension = await pythonFromExtension(folder?.uri);
+  const choice = chooseInterpreter(interpreterSetting, fromExtension, "python3", roots);
+  if (fromExtension && choice.source === "fallback") {
+    output.info(`The workspace is not trusted: not running its environment ${fromExtension}`);
+  }
   const python = choice.python ?? "python3";
   const bundled = path.join(context.extensionPath, "bundled", "libs");
   const cmd = serverCommand(python, fs.existsSync(bundled) ? bundled : undefined, process.env);
@@ -57,6 +62,8 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
     initializationOptions: {
       ...settings,
       logLevel: vscode.workspace.getConfiguration("jaxtarget").get<string>("logLevel", "info"),
+      // the server then runs nothing the workspace chose (its pyproject.toml interpreter, the probe)
+      workspaceTrusted: trusted,
     },
     synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher("**/pyproject.toml") },
     middleware: {
@@ -89,12 +96,47 @@ function updateStatus(): void {
   status.severity = vscode.LanguageStatusSeverity.Information;
 }
 
-async function restart(context: vscode.ExtensionContext): Promise<void> {
-  if (client) {
-    await client.stop();
-    client = undefined;
+let restarting: Promise<void> | undefined;
+let restartPending = false;
+
+async function stopClient(): Promise<void> {
+  const old = client;
+  client = undefined;
+  if (!old) {
+    return;
   }
-  await startServer(context);
+  try {
+    if (old.state === State.Running || old.state === State.Starting) {
+      await old.stop();
+    } else {
+      await old.dispose();
+    }
+  } catch (err) {
+    // a client whose start failed cannot be stopped; it is dropped all the same
+    output.info(`previous server already stopped: ${String(err)}`);
+  }
+}
+
+/** Restart the server: one restart runs at a time, and at most one more waits behind it. */
+function restart(context: vscode.ExtensionContext): Promise<void> {
+  if (restarting) {
+    restartPending = true;
+    return restarting;
+  }
+  restarting = (async () => {
+    do {
+      restartPending = false;
+      await stopClient();
+      try {
+        await startServer(context);
+      } catch (err) {
+        output.error(`jaxtarget did not start: ${String(err)}`);
+      }
+    } while (restartPending);
+  })().finally(() => {
+    restarting = undefined;
+  });
+  return restarting;
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -152,7 +194,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   } catch {
     output.info("Python extension not found; using jaxtarget.interpreter or python3");
   }
-  await startServer(context);
+  await restart(context);
 }
 
 export async function deactivate(): Promise<void> {

@@ -54,16 +54,31 @@ export interface InterpreterChoice {
   source: "setting" | "python-extension" | "fallback";
 }
 
-/** The jaxtarget.interpreter setting wins, then the Python extension's active environment. */
+/** Whether ``file`` lies inside one of the ``roots`` (folder paths). */
+export function inside(file: string, roots: readonly string[]): boolean {
+  const norm = (p: string) => p.replace(/\\/g, "/").replace(/\/+$/, "");
+  const target = norm(file);
+  return roots.some((root) => {
+    const r = norm(root);
+    return r !== "" && (target === r || target.startsWith(r + "/"));
+  });
+}
+
+/**
+ * The jaxtarget.interpreter setting wins, then the Python extension's active environment.
+ * In an untrusted workspace (``untrustedRoots`` given) an environment inside the workspace
+ * is not run: the workspace could have put any program there.
+ */
 export function chooseInterpreter(
   setting: readonly string[] | undefined,
   fromPythonExtension: string | undefined,
   fallback: string | undefined,
+  untrustedRoots: readonly string[] = [],
 ): InterpreterChoice {
   if (setting && setting.length > 0 && setting[0].trim() !== "") {
     return { python: setting[0], source: "setting" };
   }
-  if (fromPythonExtension) {
+  if (fromPythonExtension && !inside(fromPythonExtension, untrustedRoots)) {
     return { python: fromPythonExtension, source: "python-extension" };
   }
   return { python: fallback, source: "fallback" };

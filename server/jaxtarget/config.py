@@ -216,6 +216,8 @@ CLIENT_SETTINGS: tuple[tuple[str, str, Any, str], ...] = (
 
 #: Editor keys the server knows but that belong to the client alone.
 _CLIENT_ONLY_KEYS = frozenset({"logLevel", "path", "trace", "showNotifications", "enable"})
+#: The initialization option saying whether the client trusts the workspace (not a setting).
+TRUST_KEY = "workspaceTrusted"
 
 
 def _default(name: str) -> Any:
@@ -293,6 +295,10 @@ class Layer:
     def __repr__(self) -> str:
         return f"Layer({self.values!r})"
 
+    def without(self, name: str) -> Layer:
+        """This layer with ``name`` unset."""
+        return Layer(**{k: v for k, v in self.values.items() if k != name})
+
 
 def resolve(*layers: Layer, pyproject: str | None = None) -> Settings:
     values: dict[str, Any] = {}
@@ -337,7 +343,7 @@ def parse_editor_settings(raw: Any, source: str = "settings") -> tuple[Layer, li
     nested = {key.partition(".")[0] for key in flat if "." in key}
     items: list[tuple[str, Any]] = []
     for key, value in raw.items():
-        if value is None or key in _CLIENT_ONLY_KEYS:
+        if value is None or key in _CLIENT_ONLY_KEYS or key == TRUST_KEY:
             continue
         if key not in nested:
             items.append((key, value))

@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { chooseInterpreter, explicitSettings, SERVER_KEYS, serverCommand, statusText } from "../settings";
+import { chooseInterpreter, explicitSettings, inside, SERVER_KEYS, serverCommand, statusText } from "../settings";
 
 const pkg = JSON.parse(readFileSync(join(__dirname, "..", "..", "..", "package.json"), "utf8"));
 
@@ -29,6 +29,20 @@ test("interpreter: setting, then the Python extension, then the fallback", () =>
   assert.deepEqual(chooseInterpreter(["/opt/py"], "/venv/bin/python", "python3"), { python: "/opt/py", source: "setting" });
   assert.deepEqual(chooseInterpreter([], "/venv/bin/python", "python3"), { python: "/venv/bin/python", source: "python-extension" });
   assert.deepEqual(chooseInterpreter([""], undefined, "python3"), { python: "python3", source: "fallback" });
+});
+
+test("an untrusted workspace's own environment is not chosen", () => {
+  const roots = ["/work/repo/"];
+  assert.deepEqual(chooseInterpreter([], "/work/repo/.venv/bin/python", "python3", roots), {
+    python: "python3",
+    source: "fallback",
+  });
+  assert.deepEqual(chooseInterpreter([], "/work/repo-other/bin/python", "python3", roots), {
+    python: "/work/repo-other/bin/python",
+    source: "python-extension",
+  });
+  assert.equal(inside("C:\\w\\r\\.venv\\python.exe", ["C:\\w\\r"]), true);
+  assert.equal(inside("/usr/bin/python3", roots), false);
 });
 
 test("server command runs the bundled server with the user's interpreter", () => {

@@ -16,6 +16,9 @@ from .state import COMMAND_CONFIG, COMMAND_PROBE, SERVER, JaxTargetServer
 
 async def environment_probe(ls: JaxTargetServer) -> None:
     """Resolve `auto` from the interpreter's real default backend, once, in the background."""
+    if not ls.trusted:
+        ls.log("the workspace is not trusted: the environment probe is not run", types.MessageType.Info)
+        return
     settings = ls.settings_for("file:///")
     try:
         python = resolve_interpreter(interpreter_setting(settings))
@@ -57,6 +60,11 @@ async def probe_backend(ls: JaxTargetServer, *args: Any) -> dict[str, Any]:
         uri or (folders[0].rstrip("/") + "/__jaxtarget__.py" if folders else "file:///")
     )
     python = options.get("python")
+    if not ls.trusted:
+        error = ProbeError(
+            "untrusted", "the probe runs an interpreter and is disabled in an untrusted workspace"
+        )
+        return _probe_failed(ls, python if isinstance(python, str) else "", error)
     if not isinstance(python, str) or not python:
         python = interpreter_setting(settings)
     try:

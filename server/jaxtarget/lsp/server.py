@@ -8,7 +8,7 @@ import logging
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
-from ..config import parse_editor_settings
+from ..config import TRUST_KEY, Problem, parse_editor_settings
 from ..engine import fix_all
 from ..model import Finding
 from . import convert
@@ -33,10 +33,24 @@ def initialize(ls: JaxTargetServer, params: types.InitializeParams) -> None:
     if isinstance(options, dict) and "jaxtarget" in options and isinstance(options["jaxtarget"], dict):
         options = options["jaxtarget"]
     layer, problems = parse_editor_settings(options, "initializationOptions")
+    trusted = _trust(params.initialization_options, problems)
+    ls.trusted = trusted
     ls.init_layer = layer
     level = options.get("logLevel") if isinstance(options, dict) else None
     ls.log_threshold = _LOG_LEVELS.get(level if isinstance(level, str) else "info", types.MessageType.Info)
     ls.init_problems = problems
+
+
+def _trust(options: object, problems: list[Problem]) -> bool:
+    """Whether the client trusts the workspace (true for clients without a trust model)."""
+    found: object = None
+    if isinstance(options, dict):
+        nested = options.get("jaxtarget")
+        found = options.get(TRUST_KEY, nested.get(TRUST_KEY) if isinstance(nested, dict) else None)
+    if found is None or isinstance(found, bool):
+        return found is not False
+    problems.append(Problem("initializationOptions", TRUST_KEY, f"expected true or false, got {found!r}"))
+    return False  # the safe reading of a value that cannot be read
 
 
 @SERVER.feature(types.INITIALIZED)

@@ -61,6 +61,8 @@ class JaxTargetServer(LanguageServer):
         self.probes: dict[str, tuple[float, ProbeResult]] = {}
         self.log_threshold = types.MessageType.Info
         self.init_problems: list[Problem] = []
+        #: False in a workspace the client does not trust: nothing the workspace chose is run
+        self.trusted = True
         self.warned: set[str] = set()
         # jedi is not thread-safe: one worker thread does all analysis
         self.analysis_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jaxtarget-analysis")
@@ -77,6 +79,12 @@ class JaxTargetServer(LanguageServer):
             f"internal error ({source.__name__ if hasattr(source, '__name__') else source}): {error!r}",
             types.MessageType.Error,
         )
+
+    def note_once(self, message: str) -> None:
+        """Log ``message`` at warning level, once per session."""
+        if message not in self.warned:
+            self.warned.add(message)
+            self.log(message, types.MessageType.Warning)
 
     def warn_problems(self, problems: list[Problem] | tuple[Problem, ...]) -> None:
         for problem in problems:
@@ -109,6 +117,17 @@ class JaxTargetServer(LanguageServer):
         if project and project.problems:
             self.warn_problems(project.problems)
         layers += [self.init_layer, self.folder_layers.get(folder or "", Layer())]
+        if not self.trusted:
+            # an untrusted workspace may not pick the interpreter (its pyproject.toml or its
+            # settings); the client's own choice (initializationOptions) stands
+            if project and project.layer.interpreter:
+                self.note_once(
+                    f"the workspace is not trusted: interpreter {list(project.layer.interpreter)} "
+                    f"set in {project.path} is not run"
+                )
+            layers = [
+                layer.without("interpreter") if layer is not self.init_layer else layer for layer in layers
+            ]
         return resolve(*layers, pyproject=str(project.path) if project and project.path else None)
 
     async def fetch_configuration(self) -> None:
