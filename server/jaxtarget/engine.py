@@ -12,10 +12,10 @@ from .fixes.layout import FixContext, apply_edits
 from .model import Finding, Fix, Severity
 from .platforms import Version, expand_targets, ordered
 from .rules.base import CheckContext, Violation
-from .rules.registry import RULES, WANTED
+from .rules.registry import APIS, RULES, WANTED
 from .semantics.module import Module, Reference, Wanted, analyse
 from .semantics.pins import conftest_pin
-from .semantics.source import ChunkCache, FullView, SparseModule, parse_recovering
+from .semantics.source import ChunkCache, FullView, SourceView, SparseModule, parse_recovering
 from .semantics.text import Lines
 from .suppression import unsuppressed
 
@@ -95,6 +95,8 @@ class Engine:
             name, _, where = item.partition(":")
             self.predicates[name] = frozenset(expand_targets(tuple(where.split(",")), None))
         self.wanted = Wanted(WANTED.subjects, WANTED.context | frozenset(self.predicates))
+        #: where each API lowers in this JAX, for capability probes (an argument condition: unknown)
+        self.capabilities = {q: a.platforms(self.version) for q, a in APIS.items() if a.condition is None}
 
     def check(
         self, source: str, path: str | None = None, *, sparse: bool = False, cache: ChunkCache | None = None
@@ -123,7 +125,7 @@ class Engine:
             view = SparseModule(text, cache)
             if kept is not None:
                 kept.lines = text
-            module = analyse(view, text, path, resolver, self.wanted, conftest_pin(path), self.predicates)
+            module = self._analyse(view, text, path)
             violations = self._violations(module)
             if not module.stale:
                 if cache is not None:
@@ -136,10 +138,13 @@ class Engine:
         if not WANTED.might_be_mentioned(source):
             result.module = Module(source, path, text, FullView(tree))
             return result
-        module = analyse(
-            FullView(tree), text, path, resolver, self.wanted, conftest_pin(path), self.predicates
-        )
+        module = self._analyse(FullView(tree), text, path)
         return self._report(result, module, self._violations(module))
+
+    def _analyse(self, view: SourceView, text: Lines, path: str | None) -> Module:
+        resolver = self.environment.resolver
+        pin = conftest_pin(path)
+        return analyse(view, text, path, resolver, self.wanted, pin, self.predicates, self.capabilities)
 
     def _violations(self, module: Module) -> list[Violation]:
         ctx = CheckContext(module, self.targets, self.version)

@@ -54,7 +54,7 @@ class CheckContext:
 
     def failing(self, ref: Reference, api: Api) -> frozenset[str]:
         """Reachable platforms that would have to lower ``api`` there and cannot."""
-        if ref.inspected or ref.expects_error or (ref.caught and api.trace_time):
+        if ref.inspected or ref.expects_error or (ref.caught if api.trace_time else ref.compiled_caught):
             return frozenset()
         if ref.traced_only and not api.trace_time:
             return frozenset()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..apis import Api, ProbeCase
-from ..semantics.guards import GUARD_NAMES
+from ..semantics.conditions import GUARD_NAMES
 from ..semantics.module import Wanted
 from ..semantics.uses import USE_NAMES
 from .base import Rule

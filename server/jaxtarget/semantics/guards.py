@@ -8,12 +8,7 @@ pytest, jax's ``jtu.run_on_devices``/``skip_on_devices``), skips in ``setUp``
 and ``setUpClass``, a module-level ``pytestmark``, and test-base methods that run a
 function they are handed only on some platforms (``CompatTestBase.run_one_test``).
 
-A backend test is recognised by what it computes, through the resolver: JAX's
-backend queries (``jax.default_backend()``, the ``.platform`` of a device from
-``jax.devices()``, jax's test-util predicates), also when stored in a variable
-or module constant or returned by a small predicate function of any name
-(values.py). ``sys.platform`` and other ``.platform`` attributes are not
-backend tests. Sets are exact: ``ALL`` means "no restriction known".
+What a test expression says about the backend is read in conditions.py.
 """
 
 from __future__ import annotations
@@ -22,234 +17,44 @@ import ast
 import itertools
 from collections.abc import Mapping, Sequence
 
-from ..platforms import ALL_PLATFORMS, platforms_of
+from .conditions import (
+    ALL,
+    DEFS,
+    EXIT_CALLS,
+    NONE,
+    RAISERS,
+    RUN_ON_DEVICES,
+    RUNNERS,
+    SETUP_METHODS,
+    SKIP_ALWAYS,
+    SKIP_IF,
+    SKIP_ON_DEVICES,
+    Allowed,
+    Conditions,
+    Resolved,
+    as_allowed,
+    string_set,
+    terminal,
+)
 from .entry import Entry
-from .values import Values
-
-ALL = ALL_PLATFORMS
-NONE: frozenset[str] = frozenset()
-
-#: JAX's backend queries and test vocabulary; the semantic layer resolves loads of these names.
-DEFAULT_BACKEND = "jax.default_backend"
-_JTU = "jax._src.test_util"
-#: calls whose value is the name of the backend
-BACKEND_CALLS = frozenset({DEFAULT_BACKEND, f"{_JTU}.device_under_test"})
-#: calls whose result's ``.platform`` is the backend's name
-BACKEND_OBJECTS = frozenset(
-    {"jax.extend.backend.get_backend", "jax.lib.xla_bridge.get_backend", "jax._src.xla_bridge.get_backend"}
-)
-#: calls returning a list of devices (their ``.platform`` is the backend's name)
-DEVICE_LISTS = frozenset({"jax.devices", "jax.local_devices"})
-#: predicate -> (platforms where it can be true, whether it is false everywhere else)
-PREDICATES: dict[str, tuple[frozenset[str], bool]] = {
-    f"{_JTU}.is_device_cuda": (frozenset({"cuda"}), True),
-    f"{_JTU}.is_device_rocm": (frozenset({"rocm"}), True),
-    f"{_JTU}.is_device_tpu": (frozenset({"tpu"}), True),
-    f"{_JTU}.is_device_tpu_at_least": (frozenset({"tpu"}), False),
-    f"{_JTU}.is_cuda_compute_capability_at_least": (frozenset({"cuda"}), False),
-    f"{_JTU}.is_cuda_compute_capability_equal": (frozenset({"cuda"}), False),
-    f"{_JTU}.is_cuda_version_at_least": (frozenset({"cuda"}), False),
-    # capability probes that can only be true on a GPU
-    "jaxlib.gpu_solver.has_magma": (frozenset({"cuda", "rocm"}), False),
-    "jax._src.lib.gpu_solver.has_magma": (frozenset({"cuda", "rocm"}), False),
-}
-#: calls that raise unless JAX runs on one of these platforms (capability checks)
-RAISERS: dict[str, frozenset[str]] = {
-    "jax._src.cudnn.fused_attention_stablehlo.check_cudnn_version": frozenset({"cuda"}),
-}
-#: methods of test base classes that run a function argument only on some platforms (None: only
-#: on the platform its test data names, which the calling code does not spell)
-RUNNERS: dict[str, frozenset[str] | None] = {
-    # skipTest unless the backend is the `platform` recorded in the serialized test data
-    "jax._src.internal_test_util.export_back_compat_test_util.CompatTestBase.run_one_test": None,
-}
-#: the classes those methods belong to: a test class names one as its base
-RUNNER_CLASSES = frozenset(q.rsplit(".", 1)[0] for q in RUNNERS)
-DEVICE_MATCHES = f"{_JTU}.test_device_matches"
-RUN_ON_DEVICES = f"{_JTU}.run_on_devices"
-SKIP_ON_DEVICES = f"{_JTU}.skip_on_devices"
-GUARD_NAMES: frozenset[str] = frozenset(
-    {
-        *BACKEND_CALLS,
-        *BACKEND_OBJECTS,
-        *DEVICE_LISTS,
-        *PREDICATES,
-        *RAISERS,
-        *RUNNER_CLASSES,
-        DEVICE_MATCHES,
-        RUN_ON_DEVICES,
-        SKIP_ON_DEVICES,
-    }
-)
-
-_EXIT_CALLS = frozenset({"skip", "exit", "fail", "skipTest"})
-_SKIP_IF = frozenset({"skipif", "skipIf"})
-_SKIP_ALWAYS = frozenset({"skip"})
-_SETUP_METHODS = ("setUp", "setUpClass")
-
-#: Words whose lines must be parsed so that guards can be read.
-SETUP_WORDS: tuple[str, ...] = (
-    "import",
-    "pytestmark",
-    "setUpModule",
-    *sorted({q.rsplit(".", 1)[-1] for q in (*GUARD_NAMES, *RUNNERS)} | {"platform"}),
-)
-
-Allowed = frozenset[str] | None
-Sets = tuple[frozenset[str], frozenset[str]]
-#: id(node) -> the public name a load resolved to
-Resolved = Mapping[int, str]
 
 
-def terminal(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return None
-
-
-def restrict(allowed: Allowed, more: Allowed) -> Allowed:
-    if more is None or more == ALL:
-        return allowed
-    return more if allowed is None else allowed & more
-
-
-def as_allowed(platforms: frozenset[str]) -> Allowed:
-    return None if platforms >= ALL else platforms
-
-
-def _string_set(node: ast.AST | None) -> frozenset[str] | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return platforms_of(node.value)
-    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        out: set[str] = set()
-        for elt in node.elts:
-            found = _string_set(elt)
-            if found is None or isinstance(elt, (ast.Tuple, ast.List, ast.Set)):
-                return None
-            out |= found
-        return frozenset(out)
-    return None
-
-
-class Guards:
-    """Reads the guards of one module (its parsed statements and resolved names)."""
+class Guards(Conditions):
+    """Reads the guards of one module: which platforms reach a statement."""
 
     def __init__(
-        self, tree: ast.Module, resolved: Resolved, predicates: Mapping[str, frozenset[str]] | None = None
+        self,
+        tree: ast.Module,
+        resolved: Resolved,
+        predicates: Mapping[str, frozenset[str]] | None = None,
+        capabilities: Mapping[str, frozenset[str]] | None = None,
     ) -> None:
-        self.tree = tree
-        self.resolved = resolved
-        #: the user's predicates (``guard-functions``): true only on these platforms
-        self.predicates = predicates or {}
-        self.values = Values(tree)
-        #: conditions known true/false on the path to the code being judged (ast.dump -> truth)
-        self._assumed: dict[str, bool] = {}
-        self._entry: Entry | None = None
+        super().__init__(tree, resolved, predicates, capabilities)
         self._setup: frozenset[str] | None = None
         #: id(top-level statement) -> platforms that reach it past the module's earlier statements
         self._module_prefix: dict[int, frozenset[str]] | None = None
-
-    # ------------------------------------------------------------ what expressions mean
-
-    def callee(self, node: ast.AST) -> str | None:
-        return self.resolved.get(id(node.func)) if isinstance(node, ast.Call) else None
-
-    def _is_device(self, node: ast.AST, chain: Sequence[ast.AST], depth: int) -> bool:
-        if isinstance(node, ast.Subscript):
-            return self.callee(node.value) in DEVICE_LISTS
-        if isinstance(node, ast.Name) and depth < 4:
-            for comp in reversed(chain):
-                if isinstance(comp, (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
-                    for gen in comp.generators:
-                        if isinstance(gen.target, ast.Name) and gen.target.id == node.id:
-                            return self.callee(gen.iter) in DEVICE_LISTS
-            value = self.values.value_of(node, chain)
-            return value is not None and self._is_device(value[0], value[1], depth + 1)
-        return False
-
-    def is_backend(self, node: ast.AST, chain: Sequence[ast.AST], depth: int = 0) -> bool:
-        """Whether ``node`` evaluates to the name of the backend JAX runs on."""
-        if isinstance(node, ast.Call):
-            return self.callee(node) in BACKEND_CALLS
-        if isinstance(node, ast.Attribute) and node.attr == "platform":
-            return self.callee(node.value) in BACKEND_OBJECTS or self._is_device(node.value, chain, depth)
-        if isinstance(node, ast.Name) and depth < 4:
-            value = self.values.value_of(node, chain)
-            return value is not None and self.is_backend(value[0], value[1], depth + 1)
-        return False
-
-    def sets(self, test: ast.AST, chain: Sequence[ast.AST], depth: int = 0) -> Sets:
-        """Platforms on which ``test`` can be true, and those on which it can be false."""
-        if self._assumed and isinstance(
-            test, (ast.Name, ast.Attribute, ast.Compare, ast.Call, ast.Subscript)
-        ):
-            known = self._assumed.get(ast.dump(test))
-            if known is not None:
-                return (ALL, NONE) if known else (NONE, ALL)
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            true, false = self.sets(test.operand, chain, depth)
-            return false, true
-        if isinstance(test, ast.BoolOp):
-            parts = [self.sets(v, chain, depth) for v in test.values]
-            trues = [t for t, _ in parts]
-            falses = [f for _, f in parts]
-            if isinstance(test.op, ast.And):
-                return frozenset.intersection(*trues), frozenset.union(*falses)
-            return frozenset.union(*trues), frozenset.intersection(*falses)
-        if isinstance(test, ast.Compare) and len(test.ops) == 1:
-            return self._compare(test.left, test.ops[0], test.comparators[0], chain)
-        if isinstance(test, ast.Call):
-            return self._call_sets(test, chain, depth)
-        if isinstance(test, ast.Name) and depth < 4:
-            value = self.values.value_of(test, chain)
-            if value is not None:
-                return self.sets(value[0], value[1], depth + 1)
-        return ALL, ALL
-
-    def _compare(self, left: ast.expr, op: ast.cmpop, right: ast.expr, chain: Sequence[ast.AST]) -> Sets:
-        if self._entry is not None:
-            known = self._entry.decides(left, op, right)
-            if known is not None:
-                return (ALL, NONE) if known else (NONE, ALL)
-        if self.is_backend(right, chain) and isinstance(op, (ast.Eq, ast.NotEq)):
-            left, right = right, left
-        if not self.is_backend(left, chain):
-            return ALL, ALL
-        values = _string_set(right)
-        if values is None and isinstance(right, ast.Name):
-            found = self.values.value_of(right, chain)
-            values = _string_set(found[0]) if found is not None else None
-        if values is None:
-            return ALL, ALL
-        if isinstance(op, (ast.Eq, ast.In)):
-            return values, ALL - values
-        if isinstance(op, (ast.NotEq, ast.NotIn)):
-            return ALL - values, values
-        return ALL, ALL
-
-    def _call_sets(self, test: ast.Call, chain: Sequence[ast.AST], depth: int) -> Sets:
-        name = self.callee(test)
-        if name is not None and name in self.predicates:
-            return self.predicates[name], ALL
-        if name in PREDICATES:
-            where, exact = PREDICATES[name]
-            exact = exact and not test.args and not test.keywords
-            return where, ALL - where if exact else ALL
-        if name == DEVICE_MATCHES and test.args:
-            values = _string_set(test.args[0])
-            return (values, ALL - values) if values is not None else (ALL, ALL)
-        if isinstance(test.func, ast.Name) and test.func.id in ("any", "all") and len(test.args) == 1:
-            arg = test.args[0]
-            if isinstance(arg, (ast.GeneratorExp, ast.ListComp)):
-                # every device of a process has the same platform
-                return self.sets(arg.elt, [*chain, arg], depth)
-        if isinstance(test.func, ast.Name) and not test.args and depth < 4:
-            body = self.values.returned_by(test.func, chain)
-            if body is not None:
-                return self.sets(body[0], body[1], depth + 1)
-        return ALL, ALL
+        #: helpers being read (a helper calling itself is not followed)
+        self._open: set[int] = set()
 
     def _method(self, call: ast.Call, chain: Sequence[ast.AST]) -> str | None:
         """The public name of ``self.m(...)``: ``m`` inherited from a base class the resolver named."""
@@ -299,7 +104,7 @@ class Guards:
         return (
             isinstance(stmt, ast.Expr)
             and isinstance(stmt.value, ast.Call)
-            and terminal(stmt.value.func) in _EXIT_CALLS
+            and terminal(stmt.value.func) in EXIT_CALLS
         )
 
     def passes(self, stmt: ast.stmt, chain: Sequence[ast.AST]) -> frozenset[str]:
@@ -316,6 +121,10 @@ class Guards:
             return self.sets(stmt.test, chain)[0]
         if isinstance(stmt, ast.Expr) and self.callee(stmt.value) in RAISERS:
             return RAISERS[self.callee(stmt.value) or ""]
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            helper = self._helper_passes(stmt.value, chain)
+            if helper is not None:
+                return helper
         if type(stmt).__name__ in ("Try", "TryStar"):
             # past the try: where the body completed, or a handler did
             here = [*chain, stmt]
@@ -325,6 +134,23 @@ class Guards:
                 body |= self.falls_through(handler.body, here)
             return body & self.falls_through(getattr(stmt, "finalbody", []), here)
         return ALL
+
+    def _helper_passes(self, call: ast.Call, chain: Sequence[ast.AST]) -> frozenset[str] | None:
+        """Platforms on which a call of this module's helper comes back (None: not such a helper).
+
+        ``_skip_if_unsupported(self)``: a function without ``return`` whose body may skip.
+        """
+        found = self.values.function(call.func, chain)
+        if found is None or id(found[0]) in self._open:
+            return None
+        func, where = found
+        if any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) for n in ast.walk(func)):
+            return None
+        self._open.add(id(func))
+        try:
+            return self.falls_through(func.body, where)
+        finally:
+            self._open.discard(id(func))
 
     def falls_through(self, block: Sequence[ast.stmt], chain: Sequence[ast.AST]) -> frozenset[str]:
         """Platforms on which execution can run past the end of ``block``."""
@@ -358,11 +184,11 @@ class Guards:
         for dec in decorators:
             name = self.callee(dec)
             if isinstance(dec, ast.Call) and name in (RUN_ON_DEVICES, SKIP_ON_DEVICES):
-                named = _string_set(ast.Tuple(elts=list(dec.args)))
+                named = string_set(ast.Tuple(elts=list(dec.args)))
                 if named is not None:
                     out &= named if name == RUN_ON_DEVICES else ALL - named
                 continue
-            if terminal(dec.func if isinstance(dec, ast.Call) else dec) in _SKIP_ALWAYS and (
+            if terminal(dec.func if isinstance(dec, ast.Call) else dec) in SKIP_ALWAYS and (
                 not isinstance(dec, ast.Call) or not dec.args or isinstance(dec.args[0], ast.Constant)
             ):
                 # an unconditional skip (the argument, if any, is the reason)
@@ -372,7 +198,7 @@ class Guards:
                 continue
             word = terminal(dec.func)
             true, false = self.sets(dec.args[0], chain)
-            if word in _SKIP_IF:
+            if word in SKIP_IF:
                 out &= false
             elif word == "skipUnless":
                 out &= true
@@ -383,7 +209,7 @@ class Guards:
         out = ALL
         here = [*chain, cls]
         for stmt in cls.body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in _SETUP_METHODS:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in SETUP_METHODS:
                 out &= self.decorators(stmt.decorator_list, here) & self.falls_through(
                     stmt.body, [*here, stmt]
                 )
@@ -482,16 +308,16 @@ class Guards:
                 if (
                     isinstance(parent, ast.ClassDef)
                     and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
-                    and child.name not in _SETUP_METHODS
+                    and child.name not in SETUP_METHODS
                 ):
                     out &= self._class_setup(parent, above)
             block = _block_of(parent, child)
             if block is not None and isinstance(child, ast.stmt):
-                nested = isinstance(child, _NESTED) and any(isinstance(a, _NESTED) for a in above)
+                nested = isinstance(child, DEFS) and any(isinstance(a, DEFS) for a in above)
                 upto = _first_use(block, child) if nested else child
                 where = [*above, parent] if above[-1] is not parent else above
                 out &= self._before(block, upto, where)
-                if upto is not child and isinstance(child, _NESTED):
+                if upto is not child and isinstance(child, DEFS):
                     out &= self._handed_in(upto, child.name, where)
             if not out:
                 break
@@ -510,9 +336,6 @@ class Guards:
                     ):
                         return True
         return False
-
-
-_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def _first_use(block: Sequence[ast.stmt], func: ast.stmt) -> ast.stmt:

@@ -24,7 +24,8 @@ from ..model import Span
 from ..platforms import ALL_PLATFORMS
 from . import pins, uses
 from .aliases import through_alias
-from .guards import SETUP_WORDS, Allowed, Guards
+from .conditions import SETUP_WORDS, Allowed
+from .guards import Guards
 from .resolver import Binding, Query, Resolver, Spot
 from .scopes import (
     AMBIGUOUS,
@@ -67,6 +68,8 @@ class Reference:
     expects_error: bool = False
     #: inside a ``try`` whose handler catches a trace-time error
     caught: bool = False
+    #: compiled right there inside a ``try`` whose handler catches the lowering error
+    compiled_caught: bool = False
     #: traced but never lowered (``jax.make_jaxpr``, ``jax.eval_shape``)
     traced_only: bool = False
     #: the platforms whose ``lax.platform_dependent`` branch holds it (lowering errors only)
@@ -136,6 +139,8 @@ class Module:
     project_pin: frozenset[str] | None = None
     #: the user's guard predicates: public name -> platforms where a true result can happen
     predicates: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: where each API the rules know lowers, for capability probes (public name -> platforms)
+    capabilities: Mapping[str, frozenset[str]] = field(default_factory=dict)
     _resolved_lines: set[int] = field(default_factory=set)
     #: (chunk, root) pairs already asked whether they bind the root in module scope
     _binding_asked: set[tuple[int, str]] = field(default_factory=set)
@@ -153,7 +158,7 @@ class Module:
     def guards(self) -> Guards:
         """The guard reader over the parsed statements and the names resolved so far."""
         if self._guards is None or self._guards.tree is not self.view.module():
-            self._guards = Guards(self.view.module(), self.resolved, self.predicates)
+            self._guards = Guards(self.view.module(), self.resolved, self.predicates, self.capabilities)
         return self._guards
 
     @property
@@ -269,11 +274,12 @@ def analyse(
     wanted: Wanted,
     project_pin: frozenset[str] | None = None,
     predicates: Mapping[str, frozenset[str]] | None = None,
+    capabilities: Mapping[str, frozenset[str]] | None = None,
 ) -> Module:
     """Build the semantic model of the module behind ``view``.
 
     ``project_pin``: the platform a conftest.py pins tests to; ``predicates``: the
-    user's guard functions.
+    user's guard functions; ``capabilities``: where each subject lowers (capability probes).
     """
     module = Module(
         text.source,
@@ -284,6 +290,7 @@ def analyse(
         wanted,
         project_pin=project_pin,
         predicates=dict(predicates or {}),
+        capabilities=capabilities or {},
     )
     source = text.source
     setup = [
@@ -423,6 +430,7 @@ def _references(
                 inspected=uses.inspected(guards, c.ancestors, c.node),
                 expects_error=guards.expects_error(c.ancestors),
                 caught=uses.caught(c.ancestors, c.node),
+                compiled_caught=uses.compiled_caught(guards, c.ancestors, c.node),
                 traced_only=uses.traced_only(guards, c.ancestors, c.node),
                 branch=uses.branch(guards, c.ancestors, c.node),
                 keywords=uses.keywords(guards, c.ancestors, c.node),

@@ -16,8 +16,9 @@ from typing import Protocol
 
 from ..platforms import ALL_PLATFORMS
 from . import uses
+from .conditions import Allowed, as_allowed
 from .entry import Entry
-from .guards import Allowed, Guards, as_allowed
+from .guards import Guards
 
 _CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp)

@@ -9,6 +9,8 @@ code and the names the resolver confirmed:
   (``with jax.default_device(jax.devices("cpu")[0])``, ``jax.jit(f, backend="cpu")``);
 - ``branch``: the platforms whose branch of ``lax.platform_dependent`` holds it;
 - ``caught``: inside a ``try`` whose handler catches a trace-time error;
+- ``compiled_caught``: compiled right there (``jax.jit(api)(...)``) inside a ``try`` that
+  catches the lowering error;
 - ``keywords``: the keywords the API is called with, read through ``functools.partial``;
 - ``reexport_name``: the module-level name a reference that is not called here is
   stored under (``eig = jnp.linalg.eig``, ``eig = wrap(linalg.eig, ...)``).
@@ -21,7 +23,8 @@ import itertools
 from collections.abc import Sequence
 
 from ..platforms import ALL_PLATFORMS, platforms_of
-from .guards import DEVICE_LISTS, Guards, terminal
+from .conditions import LOWERING_CATCHERS, TRACE_CATCHERS, catches, terminal
+from .guards import Guards
 
 JIT = "jax.jit"
 #: calls that trace a function without lowering it
@@ -31,9 +34,12 @@ TRANSFORMS = frozenset(
     {"jax.jit", "jax.vmap", "jax.grad", "jax.shard_map", "jax.experimental.shard_map.shard_map"}
 )
 DEFAULT_DEVICE = "jax.default_device"
+DEVICE_PUT = "jax.device_put"
 PLATFORM_DEPENDENT = "jax.lax.platform_dependent"
 PARTIAL = "functools.partial"
-USE_NAMES: frozenset[str] = frozenset({DEFAULT_DEVICE, PLATFORM_DEPENDENT, PARTIAL, *TRACE_ONLY, *TRANSFORMS})
+USE_NAMES: frozenset[str] = frozenset(
+    {DEFAULT_DEVICE, DEVICE_PUT, PLATFORM_DEPENDENT, PARTIAL, *TRACE_ONLY, *TRANSFORMS}
+)
 
 #: builtins that look at a function without calling it
 _INSPECTORS = frozenset(
@@ -54,10 +60,9 @@ _INSPECTORS = frozenset(
 )
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _CONTAINERS = (ast.Tuple, ast.List, ast.Set, ast.Dict)
+
+
 #: exceptions whose handlers catch what a trace-time check raises (a RuntimeError)
-_BROAD = frozenset({"Exception", "BaseException", "RuntimeError"})
-
-
 def _only_inspects(g: Guards, call: ast.Call, node: ast.AST, ancestors: Sequence[ast.AST]) -> bool:
     """A call to a function of this module whose parameter receiving ``node`` is only inspected."""
     if not isinstance(call.func, ast.Name):
@@ -291,12 +296,9 @@ def device_platforms(
     g: Guards, expr: ast.AST | None, chain: Sequence[ast.AST], depth: int = 0
 ) -> frozenset[str] | None:
     """The platform of a device expression such as ``jax.devices("cpu")[0]`` (None: unknown)."""
-    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Call):
-        call = expr.value
-        if g.callee(call) in DEVICE_LISTS:
-            arg = call.args[0] if call.args else _keyword(call, "backend")
-            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                return platforms_of(arg.value) or None
+    named = g.device_platform(expr)
+    if named is not None:
+        return named
     if isinstance(expr, ast.Name) and depth < 4:
         found = g.values.value_of(expr, chain)
         if found is not None:
@@ -319,6 +321,30 @@ def _pinned_by_call(g: Guards, call: ast.Call, chain: Sequence[ast.AST]) -> froz
         return _jit_platforms(g, call, chain)
     if name == PARTIAL and call.args and g.resolved.get(id(call.args[0])) == JIT:
         return _jit_platforms(g, call, chain)
+    return None
+
+
+def _committed_platforms(g: Guards, call: ast.Call, chain: Sequence[ast.AST]) -> frozenset[str] | None:
+    """The platform of an argument committed by ``jax.device_put(x, device)``: the call runs there."""
+    for arg in (*call.args, *(k.value for k in call.keywords)):
+        if isinstance(arg, ast.Call) and g.callee(arg) == DEVICE_PUT:
+            device = arg.args[1] if len(arg.args) > 1 else _keyword(arg, "device")
+            found = device_platforms(g, device, chain)
+            if found is not None:
+                return found
+    return None
+
+
+def _committed_call(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> frozenset[str] | None:
+    """``api(jax.device_put(x, cpu))``, ``jax.jacrev(api)(jax.device_put(x, cpu))``: pinned to that device."""
+    parent = ancestors[-1] if ancestors else None
+    if not isinstance(parent, ast.Call):
+        return None
+    if parent.func is node:
+        return _committed_platforms(g, parent, ancestors)
+    outer = ancestors[-2] if len(ancestors) > 1 else None
+    if parent.args and parent.args[0] is node and isinstance(outer, ast.Call) and outer.func is parent:
+        return _committed_platforms(g, outer, ancestors[:-1])
     return None
 
 
@@ -356,7 +382,7 @@ def _enclosing_function(
 
 def pinned(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> frozenset[str] | None:
     """The platform the code at ``node`` is pinned to, whatever the targets (None: not pinned)."""
-    found: frozenset[str] | None = None
+    found: frozenset[str] | None = _committed_call(g, ancestors, node)
     chain = [*ancestors, node]
     for i, (parent, child) in enumerate(itertools.pairwise(chain)):
         above = chain[: i + 1]
@@ -473,7 +499,7 @@ def caught(ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
     return False
 
 
-def _in_catching_try(chain: Sequence[ast.AST]) -> bool:
+def _in_catching_try(chain: Sequence[ast.AST], kinds: frozenset[str] = TRACE_CATCHERS) -> bool:
     for parent, child in itertools.pairwise(chain):
         # ast.Try, and ast.TryStar on Python 3.11+
         if type(parent).__name__ in ("Try", "TryStar") and any(
@@ -481,17 +507,25 @@ def _in_catching_try(chain: Sequence[ast.AST]) -> bool:
         ):
             handlers: list[ast.ExceptHandler] = getattr(parent, "handlers", [])
             for handler in handlers:
-                if _catches(handler.type) and not (
+                if catches(handler.type, kinds) and not (
                     handler.body and isinstance(handler.body[-1], ast.Raise) and handler.body[-1].exc is None
                 ):
                     return True
     return False
 
 
-def _catches(kind: ast.expr | None) -> bool:
-    if kind is None:
-        return True
-    if isinstance(kind, ast.Tuple):
-        return any(_catches(e) for e in kind.elts)
-    name = kind.attr if isinstance(kind, ast.Attribute) else kind.id if isinstance(kind, ast.Name) else None
-    return name in _BROAD
+def compiled_caught(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
+    """``jax.jit(api)(...)`` or ``jax.jit(api).lower(...)`` inside a ``try`` that catches the lowering error.
+
+    The call compiles right there, so a failed lowering is raised inside the ``try`` (a
+    plain call may be traced by an outer ``jit`` and lowered after the ``try`` is left).
+    """
+    if len(ancestors) < 2:
+        return False
+    jit, outer = ancestors[-1], ancestors[-2]
+    if not (isinstance(jit, ast.Call) and jit.args and jit.args[0] is node and g.callee(jit) == JIT):
+        return False
+    now = (isinstance(outer, ast.Call) and outer.func is jit) or (
+        isinstance(outer, ast.Attribute) and outer.value is jit and outer.attr == "lower"
+    )
+    return now and _in_catching_try([*ancestors, node], LOWERING_CATCHERS)

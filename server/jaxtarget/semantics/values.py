@@ -124,6 +124,14 @@ def _scope_chain(tree: ast.Module, node: ast.AST) -> list[ast.AST]:
     return [tree, *node.__dict__.get("_jaxtarget_scope", ())]
 
 
+def body_statements(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    """A function's statements after its docstring."""
+    body = func.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        return body[1:]
+    return body
+
+
 class Values:
     """Single assignments and one-expression functions of one (parsed) module."""
 
@@ -202,8 +210,10 @@ class Values:
             return node.value, where
         return None
 
-    def returned_by(self, func: ast.expr, chain: Sequence[ast.AST]) -> Found | None:
-        """The expression a one-statement function returns (``f`` or ``self.f``)."""
+    def function(
+        self, func: ast.expr, chain: Sequence[ast.AST]
+    ) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[ast.AST]] | None:
+        """The def a call of ``f`` or ``self.f`` runs, with the chain its body is read in."""
         node: ast.AST | None = None
         where: list[ast.AST] = []
         if isinstance(func, ast.Name):
@@ -218,11 +228,16 @@ class Values:
                     node, where = methods[0], [*chain[: chain.index(cls) + 1]]
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return None
-        body = node.body
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-            body = body[1:]
+        return node, [*where, node]
+
+    def returned_by(self, func: ast.expr, chain: Sequence[ast.AST]) -> Found | None:
+        """The expression a one-statement function returns (``f`` or ``self.f``)."""
+        found = self.function(func, chain)
+        if found is None:
+            return None
+        body = body_statements(found[0])
         if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
-            return body[0].value, [*where, node]
+            return body[0].value, found[1]
         return None
 
     def class_named(self, name: ast.Name) -> ast.ClassDef | None:

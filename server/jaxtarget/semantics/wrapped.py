@@ -13,7 +13,7 @@ import itertools
 import re
 from collections.abc import Set
 
-from .guards import terminal
+from .conditions import terminal
 from .source import SourceView
 from .text import Lines, lines_matching
 

@@ -1,0 +1,358 @@
+"""What a test expression says about the backend: where it can be true, where false.
+
+Rule-agnostic and read through the resolver: JAX's backend queries
+(``jax.default_backend()``, the ``.platform`` of a device from ``jax.devices()``,
+jax's test-util predicates), also when stored in a variable or module constant,
+returned by a small predicate function of any name (values.py), or computed by a
+capability probe of an API (a function that compiles the API inside a ``try`` and
+returns whether it worked). ``sys.platform`` and other ``.platform`` attributes are
+not backend tests. Sets are exact: ``ALL`` means "no restriction known".
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping, Sequence
+
+from ..platforms import ALL_PLATFORMS, platforms_of
+from .entry import Entry
+from .values import Values, body_statements
+
+ALL = ALL_PLATFORMS
+#: the statements that open a function scope
+DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+NONE: frozenset[str] = frozenset()
+
+#: JAX's backend queries and test vocabulary; the semantic layer resolves loads of these names.
+DEFAULT_BACKEND = "jax.default_backend"
+_JTU = "jax._src.test_util"
+#: calls whose value is the name of the backend
+BACKEND_CALLS = frozenset({DEFAULT_BACKEND, f"{_JTU}.device_under_test"})
+#: calls whose result's ``.platform`` is the backend's name
+BACKEND_OBJECTS = frozenset(
+    {"jax.extend.backend.get_backend", "jax.lib.xla_bridge.get_backend", "jax._src.xla_bridge.get_backend"}
+)
+#: calls returning a list of devices (their ``.platform`` is the backend's name)
+DEVICE_LISTS = frozenset({"jax.devices", "jax.local_devices"})
+#: predicate -> (platforms where it can be true, whether it is false everywhere else)
+PREDICATES: dict[str, tuple[frozenset[str], bool]] = {
+    f"{_JTU}.is_device_cuda": (frozenset({"cuda"}), True),
+    f"{_JTU}.is_device_rocm": (frozenset({"rocm"}), True),
+    f"{_JTU}.is_device_tpu": (frozenset({"tpu"}), True),
+    f"{_JTU}.is_device_tpu_at_least": (frozenset({"tpu"}), False),
+    f"{_JTU}.is_cuda_compute_capability_at_least": (frozenset({"cuda"}), False),
+    f"{_JTU}.is_cuda_compute_capability_equal": (frozenset({"cuda"}), False),
+    f"{_JTU}.is_cuda_version_at_least": (frozenset({"cuda"}), False),
+    # capability probes that can only be true on a GPU
+    "jaxlib.gpu_solver.has_magma": (frozenset({"cuda", "rocm"}), False),
+    "jax._src.lib.gpu_solver.has_magma": (frozenset({"cuda", "rocm"}), False),
+}
+#: calls that raise unless JAX runs on one of these platforms (capability checks)
+RAISERS: dict[str, frozenset[str]] = {
+    "jax._src.cudnn.fused_attention_stablehlo.check_cudnn_version": frozenset({"cuda"}),
+}
+#: methods of test base classes that run a function argument only on some platforms (None: only
+#: on the platform its test data names, which the calling code does not spell)
+RUNNERS: dict[str, frozenset[str] | None] = {
+    # skipTest unless the backend is the `platform` recorded in the serialized test data
+    "jax._src.internal_test_util.export_back_compat_test_util.CompatTestBase.run_one_test": None,
+}
+#: the classes those methods belong to: a test class names one as its base
+RUNNER_CLASSES = frozenset(q.rsplit(".", 1)[0] for q in RUNNERS)
+DEVICE_MATCHES = f"{_JTU}.test_device_matches"
+RUN_ON_DEVICES = f"{_JTU}.run_on_devices"
+SKIP_ON_DEVICES = f"{_JTU}.skip_on_devices"
+GUARD_NAMES: frozenset[str] = frozenset(
+    {
+        *BACKEND_CALLS,
+        *BACKEND_OBJECTS,
+        *DEVICE_LISTS,
+        *PREDICATES,
+        *RAISERS,
+        *RUNNER_CLASSES,
+        DEVICE_MATCHES,
+        RUN_ON_DEVICES,
+        SKIP_ON_DEVICES,
+    }
+)
+
+EXIT_CALLS = frozenset({"skip", "exit", "fail", "skipTest"})
+SKIP_IF = frozenset({"skipif", "skipIf"})
+SKIP_ALWAYS = frozenset({"skip"})
+SETUP_METHODS = ("setUp", "setUpClass")
+
+#: Words whose lines must be parsed so that guards can be read.
+SETUP_WORDS: tuple[str, ...] = (
+    "import",
+    "pytestmark",
+    "setUpModule",
+    # a small helper that skips the test calling it
+    "skipTest",
+    "SkipTest",
+    *sorted({q.rsplit(".", 1)[-1] for q in (*GUARD_NAMES, *RUNNERS)} | {"platform"}),
+)
+
+#: what a handler must catch to see a failed lowering (``NotImplementedError``)
+LOWERING_CATCHERS = frozenset({"NotImplementedError", "RuntimeError", "Exception", "BaseException"})
+#: what a handler must catch to see a trace-time capability error (``RuntimeError``)
+TRACE_CATCHERS = frozenset({"RuntimeError", "Exception", "BaseException"})
+
+Allowed = frozenset[str] | None
+Sets = tuple[frozenset[str], frozenset[str]]
+#: id(node) -> the public name a load resolved to
+Resolved = Mapping[int, str]
+
+
+def terminal(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def restrict(allowed: Allowed, more: Allowed) -> Allowed:
+    if more is None or more == ALL:
+        return allowed
+    return more if allowed is None else allowed & more
+
+
+def as_allowed(platforms: frozenset[str]) -> Allowed:
+    return None if platforms >= ALL else platforms
+
+
+def string_set(node: ast.AST | None) -> frozenset[str] | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return platforms_of(node.value)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        out: set[str] = set()
+        for elt in node.elts:
+            found = string_set(elt)
+            if found is None or isinstance(elt, (ast.Tuple, ast.List, ast.Set)):
+                return None
+            out |= found
+        return frozenset(out)
+    return None
+
+
+def catches(kind: ast.expr | None, names: frozenset[str]) -> bool:
+    """Whether an ``except kind`` clause catches an exception of one of these classes (bare: yes)."""
+    if kind is None:
+        return True
+    if isinstance(kind, ast.Tuple):
+        return any(catches(e, names) for e in kind.elts)
+    return terminal(kind) in names
+
+
+def _returns(stmt: ast.stmt, value: bool) -> bool:
+    return isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Constant) and stmt.value.value is value
+
+
+class Conditions:
+    """Reads the backend tests of one module (its parsed statements and resolved names)."""
+
+    def __init__(
+        self,
+        tree: ast.Module,
+        resolved: Resolved,
+        predicates: Mapping[str, frozenset[str]] | None = None,
+        capabilities: Mapping[str, frozenset[str]] | None = None,
+    ) -> None:
+        self.tree = tree
+        self.resolved = resolved
+        #: the user's predicates (``guard-functions``): true only on these platforms
+        self.predicates = predicates or {}
+        #: where each API the rules know lowers (public name -> platforms), for capability probes
+        self.capabilities = capabilities or {}
+        self.values = Values(tree)
+        #: conditions known true/false on the path to the code being judged (ast.dump -> truth)
+        self._assumed: dict[str, bool] = {}
+        self._entry: Entry | None = None
+
+    def callee(self, node: ast.AST) -> str | None:
+        return self.resolved.get(id(node.func)) if isinstance(node, ast.Call) else None
+
+    def _is_device(self, node: ast.AST, chain: Sequence[ast.AST], depth: int) -> bool:
+        if isinstance(node, ast.Subscript):
+            return self.callee(node.value) in DEVICE_LISTS
+        if isinstance(node, ast.Name) and depth < 4:
+            for comp in reversed(chain):
+                if isinstance(comp, (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
+                    for gen in comp.generators:
+                        if isinstance(gen.target, ast.Name) and gen.target.id == node.id:
+                            return self.callee(gen.iter) in DEVICE_LISTS
+            value = self.values.value_of(node, chain)
+            return value is not None and self._is_device(value[0], value[1], depth + 1)
+        return False
+
+    def is_backend(self, node: ast.AST, chain: Sequence[ast.AST], depth: int = 0) -> bool:
+        """Whether ``node`` evaluates to the name of the backend JAX runs on."""
+        if isinstance(node, ast.Call):
+            return self.callee(node) in BACKEND_CALLS
+        if isinstance(node, ast.Attribute) and node.attr == "platform":
+            return self.callee(node.value) in BACKEND_OBJECTS or self._is_device(node.value, chain, depth)
+        if isinstance(node, ast.Name) and depth < 4:
+            value = self.values.value_of(node, chain)
+            return value is not None and self.is_backend(value[0], value[1], depth + 1)
+        return False
+
+    def sets(self, test: ast.AST, chain: Sequence[ast.AST], depth: int = 0) -> Sets:
+        """Platforms on which ``test`` can be true, and those on which it can be false."""
+        if self._assumed and isinstance(
+            test, (ast.Name, ast.Attribute, ast.Compare, ast.Call, ast.Subscript)
+        ):
+            known = self._assumed.get(ast.dump(test))
+            if known is not None:
+                return (ALL, NONE) if known else (NONE, ALL)
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            true, false = self.sets(test.operand, chain, depth)
+            return false, true
+        if isinstance(test, ast.BoolOp):
+            parts = [self.sets(v, chain, depth) for v in test.values]
+            trues = [t for t, _ in parts]
+            falses = [f for _, f in parts]
+            if isinstance(test.op, ast.And):
+                return frozenset.intersection(*trues), frozenset.union(*falses)
+            return frozenset.union(*trues), frozenset.intersection(*falses)
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            return self._compare(test.left, test.ops[0], test.comparators[0], chain)
+        if isinstance(test, ast.Call):
+            return self._call_sets(test, chain, depth)
+        if isinstance(test, ast.Name) and depth < 4:
+            value = self.values.value_of(test, chain)
+            if value is not None:
+                return self.sets(value[0], value[1], depth + 1)
+            forced = self._forced_false(test, chain, depth)
+            if forced is not None:
+                return forced, ALL
+        return ALL, ALL
+
+    def _forced_false(self, flag: ast.Name, chain: Sequence[ast.AST], depth: int) -> frozenset[str] | None:
+        """``if <backend test>: flag = False`` earlier in the function: where ``flag`` can still be true.
+
+        ``use_cuda`` is a parameter, then ``if jax.devices()[0].platform != "gpu": use_cuda = False``:
+        past that statement it can be true only where the test can be false. None when the
+        function binds the name anywhere else before the test.
+        """
+        at = next((i for i in range(len(chain) - 1, -1, -1) if isinstance(chain[i], DEFS)), None)
+        if at is None:
+            return None
+        func = chain[at]
+        assert isinstance(func, DEFS)
+        found: frozenset[str] | None = None
+        for stmt in func.body:
+            if stmt.lineno >= flag.lineno:
+                break
+            body = stmt.body[0] if isinstance(stmt, ast.If) and len(stmt.body) == 1 else None
+            if (
+                isinstance(stmt, ast.If)
+                and not stmt.orelse
+                and isinstance(body, ast.Assign)
+                and [t.id for t in body.targets if isinstance(t, ast.Name)] == [flag.id]
+                and len(body.targets) == 1
+                and isinstance(body.value, ast.Constant)
+                and body.value.value is False
+            ):
+                true, false = self.sets(stmt.test, [*chain[: at + 1]], depth + 1)
+                found = false if (true, false) != (ALL, ALL) else None
+            elif any(
+                isinstance(n, ast.Name) and n.id == flag.id and isinstance(n.ctx, (ast.Store, ast.Del))
+                for n in ast.walk(stmt)
+            ):
+                return None
+        return found
+
+    def device_platform(self, expr: ast.AST | None) -> frozenset[str] | None:
+        """The platform of a device named by platform, such as ``jax.devices("cpu")[0]`` (None: not one)."""
+        if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Call):
+            call = expr.value
+            if self.callee(call) in DEVICE_LISTS:
+                named = [k.value for k in call.keywords if k.arg == "backend"]
+                arg = call.args[0] if call.args else (named[0] if named else None)
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    return platforms_of(arg.value) or None
+        return None
+
+    def _is_default_device(self, expr: ast.AST) -> bool:
+        """``jax.devices()[0]``: a device of the backend JAX runs on."""
+        return (
+            isinstance(expr, ast.Subscript)
+            and isinstance(expr.value, ast.Call)
+            and self.callee(expr.value) in DEVICE_LISTS
+            and not expr.value.args
+            and not expr.value.keywords
+        )
+
+    def _compare(self, left: ast.expr, op: ast.cmpop, right: ast.expr, chain: Sequence[ast.AST]) -> Sets:
+        if self._entry is not None:
+            known = self._entry.decides(left, op, right)
+            if known is not None:
+                return (ALL, NONE) if known else (NONE, ALL)
+        if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+            # jax.devices()[0] == jax.devices("cpu")[0]
+            for a, b in ((left, right), (right, left)):
+                named = self.device_platform(b) if self._is_default_device(a) else None
+                if named is not None:
+                    return (named, ALL - named) if isinstance(op, (ast.Eq, ast.Is)) else (ALL - named, named)
+        if self.is_backend(right, chain) and isinstance(op, (ast.Eq, ast.NotEq)):
+            left, right = right, left
+        if not self.is_backend(left, chain):
+            return ALL, ALL
+        values = string_set(right)
+        if values is None and isinstance(right, ast.Name):
+            found = self.values.value_of(right, chain)
+            values = string_set(found[0]) if found is not None else None
+        if values is None:
+            return ALL, ALL
+        if isinstance(op, (ast.Eq, ast.In)):
+            return values, ALL - values
+        if isinstance(op, (ast.NotEq, ast.NotIn)):
+            return ALL - values, values
+        return ALL, ALL
+
+    def _call_sets(self, test: ast.Call, chain: Sequence[ast.AST], depth: int) -> Sets:
+        name = self.callee(test)
+        if name is not None and name in self.predicates:
+            return self.predicates[name], ALL
+        if name in PREDICATES:
+            where, exact = PREDICATES[name]
+            exact = exact and not test.args and not test.keywords
+            return where, ALL - where if exact else ALL
+        if name == DEVICE_MATCHES and test.args:
+            values = string_set(test.args[0])
+            return (values, ALL - values) if values is not None else (ALL, ALL)
+        if isinstance(test.func, ast.Name) and test.func.id in ("any", "all") and len(test.args) == 1:
+            arg = test.args[0]
+            if isinstance(arg, (ast.GeneratorExp, ast.ListComp)):
+                # every device of a process has the same platform
+                return self.sets(arg.elt, [*chain, arg], depth)
+        if isinstance(test.func, ast.Name) and not test.args and depth < 4:
+            body = self.values.returned_by(test.func, chain)
+            if body is not None:
+                return self.sets(body[0], body[1], depth + 1)
+            probed = self._probed(test.func, chain)
+            if probed is not None:
+                return probed, ALL
+        return ALL, ALL
+
+    def _probed(self, func: ast.expr, chain: Sequence[ast.AST]) -> frozenset[str] | None:
+        """Where a capability probe of an API can return True (None: ``func`` is not one).
+
+        A probe ends in ``try: <use the API>; return True`` whose every handler catches
+        the lowering error (``NotImplementedError`` or wider) and returns False: it can be
+        true only where the API lowers.
+        """
+        found = self.values.function(func, chain)
+        if found is None:
+            return None
+        body = body_statements(found[0])
+        last = body[-1] if body else None
+        if not isinstance(last, ast.Try) or not last.handlers or not _returns(last.body[-1], True):
+            return None
+        if not all(catches(h.type, LOWERING_CATCHERS) and _returns(h.body[-1], False) for h in last.handlers):
+            return None
+        if last.orelse or any(isinstance(n, ast.Return) for s in body[:-1] for n in ast.walk(s)):
+            return None
+        probed = {self.resolved.get(id(n)) for s in last.body for n in ast.walk(s)}
+        where = [self.capabilities[q] for q in probed if q is not None and q in self.capabilities]
+        return frozenset.intersection(*where) if where else None
