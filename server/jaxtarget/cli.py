@@ -11,9 +11,12 @@ from pathlib import Path
 from . import __version__
 from .config import SETTINGS, cli_layer, problems_text
 from .docs import render_rule, render_rules_markdown, render_rules_text, rules_json
+from .engine import Analysis, Engine
 from .environment import InterpreterError
-from .files import SourceError, discover, read_source
-from .formats import FORMATS, RENDERERS, FileResult
+from .files import SourceError, discover, read_source_file, write_source
+from .fixes.apply import fix_source, unified_diff
+from .formats import FORMATS, RENDERERS, FileResult, display_name, render_fixes, render_text
+from .model import Finding, Fix
 from .platforms import TargetError
 from .project import Engines, interpreter_setting, settings_for
 from .rules.registry import RULES, rule_for_name
@@ -37,6 +40,16 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("paths", nargs="*", default=["."], type=Path)
     _setting_flags(c, "check")
     c.add_argument("--format", choices=FORMATS, default="text")
+    c.add_argument("--fix", action="store_true", help="apply the safe fixes in place")
+    c.add_argument(
+        "--unsafe-fixes", action="store_true", help="with --fix or --diff, apply the unsafe fixes too"
+    )
+    c.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the diff --fix would make and write nothing (exit 1 if there is one)",
+    )
+    c.add_argument("--show-fixes", action="store_true", help="list the findings --fix fixed")
 
     r = sub.add_parser("rules", help="list the rule catalog")
     r.add_argument("--format", choices=("text", "json", "markdown"), default="text")
@@ -116,6 +129,7 @@ def _check(args: argparse.Namespace) -> int:
         raise UsageError(f"no such file or folder: {missing[0]}")
     engines = Engines()
     results: list[FileResult] = []
+    diffs: list[str] = []
     for start in args.paths:
         root_settings, root_problems = settings_for(start, overrides)
         if root_problems:
@@ -125,32 +139,85 @@ def _check(args: argparse.Namespace) -> int:
             settings, file_problems = settings_for(path, overrides)
             if file_problems:
                 raise UsageError(problems_text(file_problems))
-            engine = engines.engine(settings)
-            try:
-                source = read_source(path)
-            except SourceError as exc:
-                results.append(FileResult(path, (), (), error=f"file error: {exc}"))
-                continue
-            analysis = engine.check(source, str(path))
-            fixes = (
-                [analysis.autofix(f) for f in analysis.findings]
-                if args.format == "json"
-                else [None] * len(analysis.findings)
-            )
-            results.append(
-                FileResult(
-                    path,
-                    analysis.findings,
-                    fixes,
-                    error=analysis.syntax_error,
-                    error_line=analysis.syntax_error_line or 1,
-                    error_col=analysis.syntax_error_col,
-                    source=source,
-                    note=analysis.note,
-                )
-            )
-    sys.stdout.write(RENDERERS[args.format](results))
+            results.append(_check_file(path, engines.engine(settings), args, diffs))
+    return _report(args, results, diffs)
+
+
+def _check_file(path: Path, engine: Engine, args: argparse.Namespace, diffs: list[str]) -> FileResult:
+    """Check one file; with --fix write the fixed text, with --diff collect its diff."""
+    try:
+        file = read_source_file(path)
+    except SourceError as exc:
+        return FileResult(path, (), (), error=f"file error: {exc}")
+    analysis = engine.check(file.text, str(path))
+    error, error_line, error_col = (
+        analysis.syntax_error,
+        analysis.syntax_error_line or 1,
+        analysis.syntax_error_col,
+    )
+    fixed: tuple[Finding, ...] = ()
+    if args.fix or args.diff:
+        outcome = fix_source(
+            file,
+            str(path),
+            lambda text: engine.check(text, str(path)),
+            unsafe=args.unsafe_fixes,
+            first=analysis,
+        )
+        if outcome.refused is not None:
+            error, error_line, error_col = f"fixes not applied: {outcome.refused}", 1, 1
+        elif outcome.fixed is not None:
+            if args.diff:
+                diffs.append(unified_diff(file.text, outcome.fixed, display_name(path)))
+            else:
+                try:
+                    write_source(path, file.encode(outcome.fixed))
+                except OSError as exc:
+                    return FileResult(path, analysis.findings, (), error=f"file error: cannot write: {exc}")
+            analysis = outcome.analysis
+            fixed = outcome.gone
+    return FileResult(
+        path,
+        analysis.findings,
+        _json_fixes(analysis, args),
+        error=error,
+        error_line=error_line,
+        error_col=error_col,
+        source=analysis.source,
+        note=analysis.note,
+        fixed=fixed,
+    )
+
+
+def _json_fixes(analysis: Analysis, args: argparse.Namespace) -> list[Fix | None]:
+    """The fix each finding would get from --fix (with the same flags), for --format json."""
+    if args.format != "json":
+        return [None] * len(analysis.findings)
+    return [analysis.applicable_fix(f, args.unsafe_fixes) for f in analysis.findings]
+
+
+def _report(args: argparse.Namespace, results: list[FileResult], diffs: list[str]) -> int:
     notes = {r.note for r in results if r.note}
+    errors = [r for r in results if r.error]
+    if args.diff:
+        # ruff's --diff: the diff alone on stdout, the rest on stderr; exit 1 if anything would change
+        sys.stdout.write("".join(diffs))
+        for r in errors:
+            print(f"{display_name(r.path)}:{r.error_line}:{r.error_col}: {r.error}", file=sys.stderr)
+        if args.show_fixes:
+            sys.stderr.write(render_fixes(results, "Would fix"))
+        else:
+            would = sum(len(r.fixed) for r in results)
+            print(f"Would fix {would} finding{'s' if would != 1 else ''}.", file=sys.stderr)
+        for note in sorted(notes):
+            print(f"jaxtarget: note: {note}", file=sys.stderr)
+        return 1 if diffs or errors else 0
+    if args.format == "text":
+        sys.stdout.write(render_text(results, show_fixes=args.show_fixes))
+    else:
+        sys.stdout.write(RENDERERS[args.format](results))
+        if args.show_fixes and args.fix:
+            sys.stderr.write(render_fixes(results))
     for note in sorted(notes):
         print(f"jaxtarget: note: {note}", file=sys.stderr)
     has_findings = any(r.findings or r.error for r in results)

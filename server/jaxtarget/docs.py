@@ -34,9 +34,17 @@ def _targets(example: Example) -> str:
     return ", ".join(example.targets)
 
 
+#: what each fix applicability means for `jaxtarget check --fix`, as the rule pages say it
+_SAFETY = {
+    "safe": "safe: `check --fix` applies it",
+    "unsafe": "unsafe: applied only with `check --fix --unsafe-fixes`",
+    "display-only": "editor only: `check --fix` never applies it",
+}
+
+
 def render_rule(rule: Rule) -> str:
     apis = "\n".join(f"- {a.support_text('lowers on ')}" for a in rule.apis)
-    fixes = "\n".join(f"- `{spec.kind}`: {spec.doc}" for spec in rule.fixes)
+    fixes = "\n".join(f"- `{spec.kind}` ({_SAFETY[spec.applicability]}): {spec.doc}" for spec in rule.fixes)
     parts = [
         f"## {rule.code} {rule.name}\n\nDefault severity: {rule.severity}\n",
         f"### What it does\n{rule.summary}.\n",
@@ -50,7 +58,11 @@ def render_rule(rule: Rule) -> str:
             parts.append(f"After {which}:\n```python\n{example.fixed}```\n")
     for example in rule.valid:
         parts.append(f"Not reported (targets: {_targets(example)}):\n```python\n{example.source}```\n")
-    parts.append(f"### Fixes offered\nIn this order; the first is the preferred one.\n\n{fixes}\n")
+    parts.append(
+        "### Fixes offered\nIn this order; the first is the preferred one. `check --fix` applies "
+        "each finding's first safe fix (with `--unsafe-fixes`, its first safe or unsafe one).\n\n"
+        f"{fixes}\n"
+    )
     parts.append(
         f"### Suppression\n`# jaxtarget: ignore[{rule.code}]` or `# noqa: {rule.code}` on the line.\n"
     )
@@ -72,6 +84,7 @@ def rules_json() -> str:
             "severity": r.severity,
             "why": r.why,
             "fixes": [spec.kind for spec in r.fixes],
+            "fix_applicability": {spec.kind: spec.applicability for spec in r.fixes},
             "url": r.url,
             "examples": {
                 "invalid": [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import cast
 
 from .config import Settings
@@ -62,7 +62,7 @@ class Analysis:
                 for spec in v.rule.fixes:
                     fix = spec.build(ctx, v)
                     if fix is not None:
-                        done.append(fix)
+                        done.append(replace(fix, applicability=spec.applicability))
             self._fixes[finding.id] = done
         return done
 
@@ -72,6 +72,11 @@ class Analysis:
         if v is None or v.rule.autofix is None:
             return None
         return next((f for f in self.fixes(finding) if f.kind == v.rule.autofix), None)
+
+    def applicable_fix(self, finding: Finding, unsafe: bool = False) -> Fix | None:
+        """The fix `check --fix` applies: the rule's first safe fix (or unsafe, with ``unsafe``)."""
+        allowed = ("safe", "unsafe") if unsafe else ("safe",)
+        return next((f for f in self.fixes(finding) if f.applicability in allowed), None)
 
     def fix_context(self) -> FixContext:
         if self._fix_context is None:
@@ -179,22 +184,39 @@ class Engine:
         )
 
 
+@dataclass(frozen=True)
+class FixRun:
+    """The outcome of applying fixes until none is left: the text, what was applied, the last check."""
+
+    source: str
+    #: each applied fix with the finding it fixed, in order
+    applied: tuple[tuple[Finding, Fix], ...]
+    #: False when fixes were still left after ``limit`` rounds
+    converged: bool
+    #: the check of ``source``
+    analysis: Analysis
+
+
+def fix_until_done(
+    source: str,
+    check: Callable[[str], Analysis],
+    pick: Callable[[Analysis, Finding], Fix | None],
+    limit: int = 200,
+) -> FixRun:
+    """Apply the fix ``pick`` chooses for the first finding that has one, re-check, repeat."""
+    applied: list[tuple[Finding, Fix]] = []
+    analysis = check(source)
+    for _ in range(limit):
+        chosen = next(((f, fix) for f in analysis.findings if (fix := pick(analysis, f)) is not None), None)
+        if chosen is None:
+            return FixRun(source, tuple(applied), True, analysis)
+        source = apply_edits(source, chosen[1].edits)
+        applied.append(chosen)
+        analysis = check(source)
+    left = any(pick(analysis, f) is not None for f in analysis.findings)
+    return FixRun(source, tuple(applied), not left, analysis)
+
+
 def fix_all(source: str, check: Callable[[str], Analysis], limit: int = 200) -> str:
     """Apply the autofix to every fixable finding, re-checking after each."""
-    skipped: set[tuple[str, int, int]] = set()
-    for _ in range(limit):
-        analysis = check(source)
-        for finding in analysis.findings:
-            key = (finding.code, finding.span.line, finding.span.col)
-            if key in skipped:
-                continue
-            fix = analysis.autofix(finding)
-            if fix is None:
-                skipped.add(key)
-                continue
-            source = apply_edits(source, fix.edits)
-            skipped = set()
-            break
-        else:
-            return source
-    return source
+    return fix_until_done(source, check, Analysis.autofix, limit).source

@@ -5,8 +5,11 @@ from __future__ import annotations
 import fnmatch
 import io
 import os
+import shutil
+import tempfile
 import tokenize
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 #: Folders never descended into (ruff's defaults: version control, tool caches, environments,
@@ -50,8 +53,28 @@ class SourceError(Exception):
     """A file that cannot be analysed; the message says why, in one line."""
 
 
+@dataclass(frozen=True)
+class SourceFile:
+    """A file's text as Python reads it, with the encoding to write it back in.
+
+    The text keeps the file's line endings; a byte-order mark is not part of it
+    (``encoding`` is then ``utf-8-sig``, which writes it back).
+    """
+
+    text: str
+    encoding: str
+
+    def encode(self, text: str) -> bytes:
+        """``text`` in this file's encoding; ``UnicodeEncodeError`` if it cannot hold it."""
+        return text.encode(self.encoding)
+
+
 def read_source(path: Path) -> str:
     """Read a Python file the way Python would (PEP 263 coding cookie, UTF-8 default)."""
+    return read_source_file(path).text
+
+
+def read_source_file(path: Path) -> SourceFile:
     try:
         size = path.stat().st_size
         if size > MAX_BYTES:
@@ -59,10 +82,14 @@ def read_source(path: Path) -> str:
         data = path.read_bytes()
     except OSError as exc:
         raise SourceError(f"cannot read file: {exc.strerror or exc}") from exc
-    return decode_source(data)
+    return decode_source_file(data)
 
 
 def decode_source(data: bytes) -> str:
+    return decode_source_file(data).text
+
+
+def decode_source_file(data: bytes) -> SourceFile:
     if b"\0" in data:
         raise SourceError("binary file (contains NUL bytes), not Python source")
     try:
@@ -81,7 +108,22 @@ def decode_source(data: bytes) -> str:
         where = f" at byte {exc.start}" if isinstance(exc, UnicodeDecodeError) else ""
         name = "UTF-8" if encoding.replace("-", "").lower() in ("utf8", "utf8sig") else encoding
         raise SourceError(f"file is not valid {name}{where}") from exc
-    return text[1:] if text.startswith("\ufeff") else text
+    if text.startswith("\ufeff"):
+        return SourceFile(text[1:], "utf-8-sig")
+    return SourceFile(text, encoding)
+
+
+def write_source(path: Path, data: bytes) -> None:
+    """Replace the file's content at once (a temporary file renamed over it), keeping its mode."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        shutil.copymode(path, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _excluded(rel: str, name: str, patterns: Sequence[str], is_dir: bool) -> bool:

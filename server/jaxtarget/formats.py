@@ -27,9 +27,11 @@ class FileResult:
     error_col: int = 1
     source: str = ""
     note: str = ""
+    #: findings `--fix` fixed (or, with `--diff`, would fix); ``findings`` are those remaining
+    fixed: Sequence[Finding] = ()
 
 
-def _display(path: Path) -> str:
+def display_name(path: Path) -> str:
     try:
         return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
@@ -43,21 +45,48 @@ def _utf16_col(lines: Lines | None, line: int, col: int) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def render_text(results: Sequence[FileResult]) -> str:
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def render_fixes(results: Sequence[FileResult], verb: str = "Fixed") -> str:
+    """ruff's `--show-fixes` list: per file, how many findings of each code were fixed."""
+    total = sum(len(r.fixed) for r in results)
+    if not total:
+        return f"No findings {'fixed' if verb == 'Fixed' else 'to fix'}.\n"
+    out = [f"{verb} {_plural(total, 'finding')}:"]
+    for r in results:
+        if not r.fixed:
+            continue
+        out.append(f"- {display_name(r.path)}:")
+        counts: dict[str, int] = {}
+        for f in r.fixed:
+            counts[f.code] = counts.get(f.code, 0) + 1
+        for code in sorted(counts):
+            out.append(f"    {counts[code]} × {code} ({RULES_BY_CODE[code].name})")
+    return "\n".join(out) + "\n"
+
+
+def render_text(results: Sequence[FileResult], show_fixes: bool = False) -> str:
     out: list[str] = []
     count = 0
     for r in results:
-        name = _display(r.path)
+        name = display_name(r.path)
         if r.error:
             out.append(f"{name}:{r.error_line}:{r.error_col}: {r.error}")
         for f in r.findings:
             count += 1
             out.append(f"{name}:{f.span.line}:{f.span.col + 1}: {f.code} {f.message}")
     errors = sum(1 for r in results if r.error)
-    if count or errors:
-        summary = f"Found {count} finding{'s' if count != 1 else ''}"
+    fixed = sum(len(r.fixed) for r in results)
+    if show_fixes and fixed:
+        out.extend(["", render_fixes(results)])
+    if count or errors or fixed:
+        summary = "Found " + _plural(count + fixed, "finding")
+        if fixed:
+            summary += f" ({fixed} fixed, {count} remaining)"
         if errors:
-            summary += f" and {errors} file error{'s' if errors != 1 else ''}"
+            summary += " and " + _plural(errors, "file error")
         out.append(summary + ".")
     else:
         out.append("All checks passed!")
@@ -131,7 +160,7 @@ _GH_LEVEL = {"error": "error", "warning": "warning", "information": "notice", "h
 def render_github(results: Sequence[FileResult]) -> str:
     out = []
     for r in results:
-        name = _gh_escape(_display(r.path), prop=True)
+        name = _gh_escape(display_name(r.path), prop=True)
         if r.error:
             where = f"file={name},line={r.error_line},col={r.error_col}"
             out.append(f"::error title=jaxtarget,{where}::{_gh_escape(r.error)}")

@@ -60,7 +60,8 @@ class FixContext:
             return "    "
         if "\t" in first:
             return "\t"
-        width = len(first) - len(near) if first.startswith(near) and near else len(first)
+        # the file's first INDENT token is one step in from column 0
+        width = len(first)
         return " " * (width if 0 < width <= 8 else 4)
 
     @cached_property

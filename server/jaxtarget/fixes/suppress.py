@@ -32,4 +32,4 @@ def suppress_fix(ctx: FixContext, code: str, span: Span) -> Fix | None:
     else:
         stripped = len(text.rstrip())
         edit = Edit(line, stripped, line, len(text), f"  {ignore_comment(code)}")
-    return Fix("suppress", code, title, (edit,), "safe")
+    return Fix("suppress", code, title, (edit,))

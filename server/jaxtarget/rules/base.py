@@ -17,7 +17,7 @@ from ..apis import Api, ArgCondition, ProbeCase
 from ..fixes.guard import guard_fix, skip_test_fix
 from ..fixes.layout import FixContext
 from ..fixes.suppress import suppress_fix
-from ..model import Fix, Severity, Span
+from ..model import Applicability, Fix, Severity, Span
 from ..platforms import ALL_PLATFORMS, Version, targets_text
 from ..semantics.module import Module, Reference
 
@@ -91,11 +91,17 @@ FixBuilder = Callable[[FixContext, Violation], Fix | None]
 
 @dataclass(frozen=True)
 class FixSpec:
-    """One kind of fix a rule offers: how to build it, and what it does (for the docs)."""
+    """One kind of fix a rule offers: how to build it, what it does (for the docs), and how safe it is.
+
+    ``applicability`` is ruff's: ``safe`` (behaviour kept: `check --fix` applies it),
+    ``unsafe`` (behaviour changes somewhere: only with `--unsafe-fixes`) or
+    ``display-only`` (offered in the editor, never applied by `--fix`).
+    """
 
     kind: str
     build: FixBuilder
     doc: str
+    applicability: Applicability
 
 
 def condition_platforms(module: Module, ref: Reference, cond: ArgCondition) -> frozenset[str]:
@@ -216,10 +222,21 @@ GUARD = FixSpec(
     _guard,
     "wrap the statement in `if <backend test>:` whose `else` raises `NotImplementedError` "
     "naming the backends the API needs",
+    # on a backend that lowers the API nothing changes; elsewhere the same NotImplementedError
+    # is raised, earlier and naming what the API needs
+    "safe",
 )
 SKIP_TEST = FixSpec(
     "skip-test",
     _skip_test,
     "in a test file, mark the test function `@pytest.mark.skipif(not <backend test>, ...)`",
+    # a test that failed on other backends is skipped there instead
+    "unsafe",
 )
-SUPPRESS = FixSpec("suppress", _suppress, "add `# jaxtarget: ignore[CODE]` to the line")
+SUPPRESS = FixSpec(
+    "suppress",
+    _suppress,
+    "add `# jaxtarget: ignore[CODE]` to the line",
+    # silencing a finding is a decision, never taken by `--fix`
+    "display-only",
+)
