@@ -477,5 +477,6 @@ def test_sarif_for_a_syntax_error_validates_against_the_oasis_schema(
     (note,) = [n for inv in run["invocations"] for n in inv.get("toolExecutionNotifications", [])]
     assert note["level"] == "error" and note["message"]["text"].startswith("SyntaxError")
     location = note["locations"][0]["physicalLocation"]
-    assert location["artifactLocation"]["uri"] == (tmp_path / "broken.py").resolve().as_uri()
+    assert location["artifactLocation"] == {"uri": "broken.py", "uriBaseId": "%SRCROOT%"}
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.resolve().as_uri() + "/"
     assert location["region"]["startLine"] == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -190,13 +191,32 @@ def _sarif_rule(rule: Rule) -> dict[str, Any]:
     }
 
 
+#: SARIF's name for the folder relative artifact URIs are resolved against (CodeQL's spelling)
+SRCROOT = "%SRCROOT%"
+
+
+def sarif_location(path: Path, root: Path) -> dict[str, str]:
+    """An artifactLocation: relative to ``root`` (with ``uriBaseId``) when the file is under it.
+
+    Code scanning resolves such a URI against the repository checkout, wherever CI
+    cloned it; a file outside ``root`` keeps its absolute ``file://`` URI.
+    """
+    resolved = path.resolve()
+    try:
+        rel = resolved.relative_to(root)
+    except ValueError:
+        return {"uri": resolved.as_uri()}
+    return {"uri": urllib.parse.quote(rel.as_posix()), "uriBaseId": SRCROOT}
+
+
 def render_sarif(results: Sequence[FileResult]) -> str:
-    """SARIF 2.1.0; columns in UTF-16 code units, SARIF's default."""
+    """SARIF 2.1.0; columns in UTF-16 code units, SARIF's default; URIs relative to the working folder."""
     index = {rule.code: i for i, rule in enumerate(RULES)}
     sarif_results: list[dict[str, Any]] = []
     notifications: list[dict[str, Any]] = []
+    root = Path.cwd().resolve()
     for r in results:
-        uri = r.path.resolve().as_uri()
+        uri = sarif_location(r.path, root)
         lines = Lines(r.source) if r.source else None
         if r.error:
             notifications.append(
@@ -206,7 +226,7 @@ def render_sarif(results: Sequence[FileResult]) -> str:
                     "locations": [
                         {
                             "physicalLocation": {
-                                "artifactLocation": {"uri": uri},
+                                "artifactLocation": uri,
                                 "region": {"startLine": r.error_line, "startColumn": r.error_col},
                             }
                         }
@@ -225,7 +245,7 @@ def render_sarif(results: Sequence[FileResult]) -> str:
                 "ruleIndex": index[f.code],
                 "level": _SARIF_LEVEL[f.severity],
                 "message": {"text": f.message},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri}, "region": region}}],
+                "locations": [{"physicalLocation": {"artifactLocation": uri, "region": region}}],
             }
             if f.related:
                 item["relatedLocations"] = [
@@ -233,7 +253,7 @@ def render_sarif(results: Sequence[FileResult]) -> str:
                         "id": i,
                         "message": {"text": text},
                         "physicalLocation": {
-                            "artifactLocation": {"uri": uri},
+                            "artifactLocation": uri,
                             "region": {
                                 "startLine": span.line,
                                 "startColumn": _utf16_col(lines, span.line, span.col) + 1,
@@ -258,6 +278,7 @@ def render_sarif(results: Sequence[FileResult]) -> str:
                         "rules": [_sarif_rule(rule) for rule in RULES],
                     }
                 },
+                "originalUriBaseIds": {SRCROOT: {"uri": root.as_uri().rstrip("/") + "/"}},
                 "columnKind": "utf16CodeUnits",
                 "results": sarif_results,
                 "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
