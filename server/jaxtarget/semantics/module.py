@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from ..model import Span
 from ..platforms import ALL_PLATFORMS
-from . import pins, uses
+from . import handled, pins, uses
 from .aliases import through_alias
 from .conditions import SETUP_WORDS, Allowed
 from .guards import Guards
@@ -429,8 +429,8 @@ def _references(
                 pinned=uses.pinned(guards, c.ancestors, c.node) or pin,
                 inspected=uses.inspected(guards, c.ancestors, c.node),
                 expects_error=guards.expects_error(c.ancestors),
-                caught=uses.caught(c.ancestors, c.node),
-                compiled_caught=uses.compiled_caught(guards, c.ancestors, c.node),
+                caught=handled.caught(c.ancestors, c.node),
+                compiled_caught=handled.compiled_caught(guards, c.ancestors, c.node),
                 traced_only=uses.traced_only(guards, c.ancestors, c.node),
                 branch=uses.branch(guards, c.ancestors, c.node),
                 keywords=uses.keywords(guards, c.ancestors, c.node),

@@ -1,4 +1,4 @@
-"""How a reference is used: called or only inspected, pinned to a device, in a per-platform branch, caught.
+"""How a reference is used: called or only inspected, pinned to a device, in a per-platform branch.
 
 Rule-agnostic facts about the place of one reference, read from the parsed
 code and the names the resolver confirmed:
@@ -6,11 +6,9 @@ code and the names the resolver confirmed:
 - ``inspected``: a feature probe (``callable(lax.psend)``, ``fn is lax.psend``,
   ``hasattr``), not a use that will be called;
 - ``pinned``: the platform the code runs on whatever the targets
-  (``with jax.default_device(jax.devices("cpu")[0])``, ``jax.jit(f, backend="cpu")``);
+  (``with jax.default_device(jax.devices("cpu")[0])``, ``jax.jit(f, backend="cpu")``, an
+  input committed with ``jax.device_put(x, cpu)``);
 - ``branch``: the platforms whose branch of ``lax.platform_dependent`` holds it;
-- ``caught``: inside a ``try`` whose handler catches a trace-time error;
-- ``compiled_caught``: compiled right there (``jax.jit(api)(...)``) inside a ``try`` that
-  catches the lowering error;
 - ``keywords``: the keywords the API is called with, read through ``functools.partial``;
 - ``reexport_name``: the module-level name a reference that is not called here is
   stored under (``eig = jnp.linalg.eig``, ``eig = wrap(linalg.eig, ...)``).
@@ -23,7 +21,7 @@ import itertools
 from collections.abc import Sequence
 
 from ..platforms import ALL_PLATFORMS, platforms_of
-from .conditions import LOWERING_CATCHERS, TRACE_CATCHERS, catches, terminal
+from .conditions import terminal
 from .guards import Guards
 
 JIT = "jax.jit"
@@ -158,7 +156,7 @@ def keywords(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> list[ast
     return []
 
 
-def _local_loads(where: Sequence[ast.AST], name: str) -> list[tuple[ast.Name, list[ast.AST]]] | None:
+def local_loads(where: Sequence[ast.AST], name: str) -> list[tuple[ast.Name, list[ast.AST]]] | None:
     """Loads of a local variable in the function holding ``where`` (None: not in a function)."""
     at = next((k for k in range(len(where) - 1, -1, -1) if isinstance(where[k], _DEFS)), None)
     if at is None:
@@ -197,7 +195,7 @@ def reexport_name(ancestors: Sequence[ast.AST], node: ast.AST) -> str | None:
     return targets[0].id if stmt.value is child else None
 
 
-def _assigned_name(parent: ast.AST | None, value: ast.AST) -> str | None:
+def assigned_name(parent: ast.AST | None, value: ast.AST) -> str | None:
     if isinstance(parent, ast.Assign) and parent.value is value and len(parent.targets) == 1:
         target = parent.targets[0]
         return target.id if isinstance(target, ast.Name) else None
@@ -213,9 +211,9 @@ def _traced_by(g: Guards, call: ast.Call, where: Sequence[ast.AST]) -> bool:
         return False
     parent = where[-1] if where else None
     # `step = jax.jit(...)` used only as `step.trace(x)` (never `.lower()`ed or called)
-    variable = _assigned_name(parent, call)
+    variable = assigned_name(parent, call)
     if variable is not None:
-        loads = _local_loads(where, variable)
+        loads = local_loads(where, variable)
         return bool(loads) and all(
             isinstance(above[-1], ast.Attribute)
             and above[-1].attr == "trace"
@@ -474,58 +472,3 @@ def branch(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> frozenset[
             out &= _branch_of(grand, parent.arg)
     passed = _passed_function(g, chain, _branch_role)
     return out & passed if passed is not None else out
-
-
-def caught(ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
-    """Inside a ``try`` body whose handler catches what a trace-time check raises (and does not re-raise).
-
-    Also a lambda jitted into a local variable that is only called inside such a ``try``.
-    """
-    if _in_catching_try([*ancestors, node]):
-        return True
-    for k in range(len(ancestors) - 1, 0, -1):
-        if isinstance(ancestors[k], ast.Lambda):
-            call, holder = ancestors[k - 1], ancestors[k - 2] if k >= 2 else None
-            if not (isinstance(call, ast.Call) and call.args and call.args[0] is ancestors[k]):
-                return False
-            variable = _assigned_name(holder, call)
-            loads = _local_loads(ancestors[: k - 1], variable) if variable else None
-            return bool(loads) and all(
-                isinstance(above[-1], ast.Call)
-                and above[-1].func is load
-                and _in_catching_try([*above, load])
-                for load, above in loads or []
-            )
-    return False
-
-
-def _in_catching_try(chain: Sequence[ast.AST], kinds: frozenset[str] = TRACE_CATCHERS) -> bool:
-    for parent, child in itertools.pairwise(chain):
-        # ast.Try, and ast.TryStar on Python 3.11+
-        if type(parent).__name__ in ("Try", "TryStar") and any(
-            c is child for c in getattr(parent, "body", ())
-        ):
-            handlers: list[ast.ExceptHandler] = getattr(parent, "handlers", [])
-            for handler in handlers:
-                if catches(handler.type, kinds) and not (
-                    handler.body and isinstance(handler.body[-1], ast.Raise) and handler.body[-1].exc is None
-                ):
-                    return True
-    return False
-
-
-def compiled_caught(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
-    """``jax.jit(api)(...)`` or ``jax.jit(api).lower(...)`` inside a ``try`` that catches the lowering error.
-
-    The call compiles right there, so a failed lowering is raised inside the ``try`` (a
-    plain call may be traced by an outer ``jit`` and lowered after the ``try`` is left).
-    """
-    if len(ancestors) < 2:
-        return False
-    jit, outer = ancestors[-1], ancestors[-2]
-    if not (isinstance(jit, ast.Call) and jit.args and jit.args[0] is node and g.callee(jit) == JIT):
-        return False
-    now = (isinstance(outer, ast.Call) and outer.func is jit) or (
-        isinstance(outer, ast.Attribute) and outer.value is jit and outer.attr == "lower"
-    )
-    return now and _in_catching_try([*ancestors, node], LOWERING_CATCHERS)
