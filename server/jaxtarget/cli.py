@@ -13,7 +13,7 @@ from .config import SETTINGS, cli_layer, problems_text
 from .docs import render_rule, render_rules_markdown, render_rules_text, rules_json
 from .engine import Analysis, Engine
 from .environment import InterpreterError
-from .files import SourceError, discover, read_source_file, write_source
+from .files import SourceError, discover, force_excluded, read_source_file, write_source
 from .fixes.apply import fix_source, unified_diff
 from .formats import FORMATS, RENDERERS, FileResult, display_name, render_fixes, render_text
 from .model import Finding, Fix
@@ -50,6 +50,11 @@ def _parser() -> argparse.ArgumentParser:
         help="print the diff --fix would make and write nothing (exit 1 if there is one)",
     )
     c.add_argument("--show-fixes", action="store_true", help="list the findings --fix fixed")
+    c.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply `exclude` and the skipped folders to files named on the command line too (pre-commit)",
+    )
 
     r = sub.add_parser("rules", help="list the rule catalog")
     r.add_argument("--format", choices=("text", "json", "markdown"), default="text")
@@ -135,6 +140,8 @@ def _check(args: argparse.Namespace) -> int:
         if root_problems:
             raise UsageError(problems_text(root_problems))
         root = Path(root_settings.pyproject).parent if root_settings.pyproject else None
+        if args.force_exclude and start.is_file() and force_excluded(start, root_settings.exclude, root):
+            continue
         for path in discover([start], root_settings.exclude, root):
             settings, file_problems = settings_for(path, overrides)
             if file_problems:

@@ -167,6 +167,27 @@ def discover(paths: Sequence[Path], exclude: Sequence[str] = (), root: Path | No
                 yield path
 
 
+def force_excluded(path: Path, exclude: Sequence[str], root: Path | None) -> bool:
+    """Whether walking a folder would have skipped this named file (ruff's ``--force-exclude``).
+
+    ``root`` is the folder ``exclude`` is relative to (the pyproject's); without one,
+    the current folder.
+    """
+    base = (root or Path.cwd()).resolve()
+    full = path.resolve()
+    try:
+        parts = full.relative_to(base).parts
+    except ValueError:
+        return False
+    for i, name in enumerate(parts[:-1]):
+        folder = base.joinpath(*parts[: i + 1])
+        if name in DEFAULT_EXCLUDES or (folder / "pyvenv.cfg").exists():
+            return True
+        if _excluded("/".join(parts[: i + 1]), name, exclude, True):
+            return True
+    return bool(parts) and _excluded("/".join(parts), parts[-1], exclude, False)
+
+
 def _rel(path: Path, base: Path) -> str:
     try:
         return path.relative_to(base).as_posix()
