@@ -21,6 +21,9 @@ def test_hooks_file_declares_check_and_check_fix() -> None:
     assert hooks["jaxtarget-check"]["entry"].split() == ["jaxtarget", "check", "--force-exclude"]
     assert hooks["jaxtarget-check-fix"]["entry"].split() == ["jaxtarget", "check", "--force-exclude", "--fix"]
     assert all(h["language"] == "python" and "python" in h["types_or"] for h in hooks.values())
+    readme = (ROOT / "README.md").read_text().split("### pre-commit", 1)[1].split("\n## ", 1)[0]
+    (snippet,) = [yaml.safe_load(b.split("```", 1)[0]) for b in readme.split("```yaml\n")[1:]]
+    assert {h["id"] for repo in snippet["repos"] for h in repo["hooks"]} <= set(hooks)
 
 
 def test_force_exclude_skips_named_files_that_a_walk_would_skip(tmp_path: Path) -> None:
@@ -89,7 +92,7 @@ def test_pre_commit_installs_this_checkout_and_runs_both_hooks(tmp_path: Path) -
 
     check = pre_commit("run", "jaxtarget-check", "--all-files")
     assert check.returncode == 1, check.stdout + check.stderr
-    assert "src/model.py:5:12: JT003" in check.stdout and "generated/" not in check.stdout
+    assert "src/model.py:5:23: JT003" in check.stdout and "generated/" not in check.stdout
 
     fix = pre_commit("run", "jaxtarget-check-fix", "--all-files")
     assert fix.returncode == 1, fix.stdout + fix.stderr  # pre-commit fails a hook that changed files
@@ -111,4 +114,4 @@ def test_pre_commit_installs_this_checkout_and_runs_both_hooks(tmp_path: Path) -
     refused = subprocess.run(
         ["git", "commit", "-m", "late"], cwd=repo, env=env, capture_output=True, text=True
     )
-    assert refused.returncode != 0 and "src/late.py:5:12: JT003" in refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "src/late.py:5:23: JT003" in refused.stdout + refused.stderr
