@@ -2,13 +2,75 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
+import uuid
 from collections.abc import Sequence
+from concurrent.futures import Future
+from pathlib import Path
 
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "jaxtarget", "lsp", "--stdio"])
+
+
+def capabilities(profile: str) -> types.ClientCapabilities:
+    """A client's capabilities: pytest-lsp's profiles, and ``vscode-pull``, VS Code as it is
+    today (its 1.65 profile predates pull diagnostics), which pulls and supports refresh."""
+    if profile != "vscode-pull":
+        return client_capabilities(profile)
+    caps = client_capabilities("visual-studio-code")
+    assert caps.text_document is not None and caps.workspace is not None
+    caps.text_document.diagnostic = types.DiagnosticClientCapabilities(dynamic_registration=True)
+    caps.workspace.diagnostics = types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
+    return caps
+
+
+async def start(
+    client: LanguageClient, root: Path, profile: str, options: dict[str, object] | None = None
+) -> None:
+    """Initialise a session for one workspace folder as the client ``profile`` would."""
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities(profile),
+            root_uri=root.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+            initialization_options=options,
+        )
+    )
+
+
+def record_publications(client: LanguageClient) -> list[types.PublishDiagnosticsParams]:
+    """Every publishDiagnostics the client receives from now on, in arrival order."""
+    seen: list[types.PublishDiagnosticsParams] = []
+    handle = client.protocol._handle_notification
+
+    def recording(method: str, params: object) -> None:
+        if method == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS:
+            assert isinstance(params, types.PublishDiagnosticsParams)
+            seen.append(params)
+        handle(method, params)
+
+    client.protocol._handle_notification = recording  # type: ignore[method-assign]
+    return seen
+
+
+async def send_raw(client: LanguageClient, method: str, params: object, timeout: float = 60) -> object:
+    """Send a request exactly as given (lsprotocol would refuse to build malformed params)."""
+    msg_id = str(uuid.uuid4())
+    future: Future[object] = Future()
+    client.protocol._request_futures[msg_id] = future
+    client.protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+    return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
+
+
+async def pull(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
+    report = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri))
+    )
+    assert isinstance(report, types.RelatedFullDocumentDiagnosticReport), report
+    return list(report.items)
 
 
 def _offset(text: str, pos: types.Position) -> int:

@@ -263,7 +263,7 @@ def _gpu_looking_python(tmp_path: Path) -> str:
 @pytest_lsp.fixture(config=SERVER)
 async def auto_client(lsp_client: LanguageClient, tmp_path: Path):
     options = {"targetBackends": ["auto"], "interpreter": [_gpu_looking_python(tmp_path)]}
-    await _initialize(lsp_client, tmp_path, "neovim", options)
+    await _initialize(lsp_client, tmp_path, "neovim@v0.9.1", options)
     yield
     await lsp_client.shutdown_session()
 

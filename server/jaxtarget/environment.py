@@ -56,7 +56,9 @@ def resolve_interpreter(python: str | None, base: Path | None = None) -> str:
     elif not path.is_absolute() and base is not None:
         path = base / path
     if not path.exists():
-        raise InterpreterError(f"interpreter not found: {python}", "interpreter-missing")
+        bare = not path.is_absolute() and os.sep not in python and "/" not in python
+        tried = "not on PATH" if bare else f"looked for {path.absolute()}"
+        raise InterpreterError(f"interpreter not found: {python} ({tried})", "interpreter-missing")
     if path.is_dir():
         for candidate in _venv_pythons(path):
             if candidate.exists():

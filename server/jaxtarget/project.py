@@ -38,8 +38,9 @@ class Engines:
         """Default backend: what a probe measured, else a guess from installed plugins."""
         return self.backends.get(env.python) or guess_backend(env.plugins)
 
-    def engine(self, settings: Settings) -> Engine:
-        env = load_environment(interpreter_setting(settings))
+    def engine(self, settings: Settings, environment: Environment | None = None) -> Engine:
+        """The engine for these settings, in ``environment`` (default: the interpreter they name)."""
+        env = environment or load_environment(interpreter_setting(settings))
         auto = self.auto_backend(env) if "auto" in settings.target_backends else None
         key = (env.python, auto, settings.analysis_key())
         engine = self._engines.get(key)

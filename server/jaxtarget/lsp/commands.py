@@ -41,8 +41,9 @@ def show_configuration(ls: JaxTargetServer, *args: Any) -> dict[str, Any]:
     folders = list(ls.workspace.folders) or []
     out: dict[str, Any] = {}
     for folder in folders or ["file:///"]:
-        settings = ls.settings_for(folder.rstrip("/") + "/__jaxtarget__.py")
-        engine = ls.engines.engine(settings)
+        uri = folder.rstrip("/") + "/__jaxtarget__.py"
+        settings = ls.settings_for(uri)
+        engine = ls.engine_for(uri)
         wire = settings.to_wire()
         wire["effectiveTargets"] = sorted(engine.targets)
         wire["python"] = engine.environment.python

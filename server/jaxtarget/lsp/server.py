@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import sys
 
 from lsprotocol import types
-from pygls.workspace import TextDocument
 
 from ..config import TRUST_KEY, Problem, parse_editor_settings
 from ..engine import fix_all
@@ -57,17 +59,24 @@ def _trust(options: object, problems: list[Problem]) -> bool:
 async def initialized(ls: JaxTargetServer, params: types.InitializedParams) -> None:
     ls.warn_problems(ls.init_problems)
     await ls.fetch_configuration()
-    ls.refresh_all()
+    if ls.workspace.text_documents:
+        ls.refresh_all()  # opened while the settings were being read
     asyncio.get_running_loop().create_task(environment_probe(ls))
+    mode = "pulled by the client" if ls.pull_mode else "pushed"
+    ls.log(f"ready: settings read, diagnostics {mode}")
 
 
 @SERVER.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 async def did_change_configuration(ls: JaxTargetServer, params: types.DidChangeConfigurationParams) -> None:
     settings = params.settings
-    if isinstance(settings, dict) and isinstance(settings.get("jaxtarget"), dict):
-        layer, problems = parse_editor_settings(settings["jaxtarget"], "settings")
-        ls.warn_problems(problems)
-        ls.init_layer = layer
+    ws = ls.client_capabilities.workspace
+    # a client that answers workspace/configuration is asked per folder; the others send them here
+    if not (ws and ws.configuration) and isinstance(settings, dict):
+        section = settings.get("jaxtarget")
+        if isinstance(section, dict):
+            layer, problems = parse_editor_settings(section, "settings")
+            ls.warn_problems(problems)
+            ls.init_layer = layer
     await ls.fetch_configuration()
     ls.refresh_all()
 
@@ -105,7 +114,8 @@ def did_close(ls: JaxTargetServer, params: types.DidCloseTextDocumentParams) -> 
     state = ls.documents.pop(uri, None)
     if state is not None and state.pending is not None:
         state.pending.cancel()
-    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+    if not ls.pull_mode:
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
 @SERVER.feature(
@@ -117,8 +127,8 @@ def did_close(ls: JaxTargetServer, params: types.DidCloseTextDocumentParams) -> 
 async def pull_diagnostics(
     ls: JaxTargetServer, params: types.DocumentDiagnosticParams
 ) -> types.RelatedFullDocumentDiagnosticReport:
-    doc, checked = await ls.current(params.text_document.uri)
-    return types.RelatedFullDocumentDiagnosticReport(items=ls.diagnostics_of(doc, checked))
+    checked = await ls.checked(params.text_document.uri)
+    return types.RelatedFullDocumentDiagnosticReport(items=ls.diagnostics_of(checked) if checked else [])
 
 
 # ================================================================ hover
@@ -126,7 +136,10 @@ async def pull_diagnostics(
 
 @SERVER.feature(types.TEXT_DOCUMENT_HOVER)
 async def hover(ls: JaxTargetServer, params: types.HoverParams) -> types.Hover | None:
-    doc, checked = await ls.current(params.text_document.uri)
+    checked = await ls.checked(params.text_document.uri)
+    if checked is None:
+        return None
+    doc = checked.doc
     line, col = convert.from_position(doc.position_codec, doc.lines, params.position)
     ref = checked.analysis.reference_at(line, col)
     if ref is None:
@@ -171,7 +184,10 @@ def _resolve_supported(ls: JaxTargetServer) -> bool:
 )
 async def code_action(ls: JaxTargetServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
-    doc, checked = await ls.current(uri)
+    checked = await ls.checked(uri)
+    if checked is None:
+        return []
+    doc = checked.doc
     codec, lines = doc.position_codec, doc.lines
     lazy = _resolve_supported(ls)
     only = params.context.only
@@ -204,13 +220,13 @@ async def code_action(ls: JaxTargetServer, params: types.CodeActionParams) -> li
             data={"uri": uri, "version": doc.version, "fixAll": True},
         )
         if not lazy:
-            action.edit = _fix_all_edit(doc, checked)
+            action.edit = _fix_all_edit(checked)
         actions.append(action)
     return actions
 
 
-def _fix_all_edit(doc: TextDocument, checked: Checked) -> types.WorkspaceEdit:
-    engine = checked.engine
+def _fix_all_edit(checked: Checked) -> types.WorkspaceEdit:
+    engine, doc = checked.engine, checked.doc
     new = fix_all(doc.source, lambda text: engine.check(text, checked.path, sparse=True))
     return convert.workspace_edit(doc.uri, doc.version, convert.minimal_edit(doc.source, new))
 
@@ -221,12 +237,13 @@ async def code_action_resolve(ls: JaxTargetServer, action: types.CodeAction) -> 
     uri = data.get("uri")
     if not isinstance(uri, str):
         return action
-    doc, checked = await ls.current(uri)
-    if data.get("version") != doc.version:
-        return action  # the document moved on: offer nothing rather than a wrong edit
+    checked = await ls.checked(uri)
+    if checked is None or data.get("version") != checked.version:
+        return action  # closed, or moved on: offer nothing rather than a wrong edit
+    doc = checked.doc
     loop = asyncio.get_running_loop()
     if data.get("fixAll"):
-        action.edit = await loop.run_in_executor(ls.analysis_pool, _fix_all_edit, doc, checked)
+        action.edit = await loop.run_in_executor(ls.analysis_pool, _fix_all_edit, checked)
         return action
     finding = _finding_for(checked, data)
     index = data.get("index", 0)
@@ -241,6 +258,12 @@ async def code_action_resolve(ls: JaxTargetServer, action: types.CodeAction) -> 
 def serve() -> None:
     logging.basicConfig(level=logging.WARNING)
     SERVER.start_io()
+    # Exit now: an analysis still running in its thread, or tearing down jedi's and jax's
+    # objects, would keep the process alive for seconds after `exit` (children: commands.py)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(ValueError, OSError):  # `exit` closed stdout
+            stream.flush()
+    os._exit(0 if SERVER.protocol._shutdown else 1)
 
 
 __all__ = ["SERVER", "JaxTargetServer", "serve"]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -19,11 +20,13 @@ from .. import __version__
 from ..config import Layer, Problem, Settings, parse_editor_settings, resolve
 from ..config import load_project as _load_project
 from ..engine import Analysis, Engine
-from ..environment import InterpreterError
+from ..environment import Environment, InterpreterError, load_environment
 from ..probe import ProbeResult
-from ..project import Engines
+from ..project import Engines, interpreter_setting
+from ..semantics.resolver import StaticResolver
 from ..semantics.source import ChunkCache
 from . import convert
+from .protocol import JaxTargetProtocol
 
 log = logging.getLogger("jaxtarget")
 
@@ -35,10 +38,19 @@ COMMAND_CONFIG = "jaxtarget.showConfiguration"
 
 @dataclass
 class Checked:
-    version: int | None
+    """One analysis of one document version, with the text it was computed on."""
+
+    #: a snapshot of the document as analysed (its lines and codec convert positions)
+    doc: TextDocument
     analysis: Analysis
     engine: Engine
     path: str | None
+    #: the settings generation it was computed under
+    generation: int = 0
+
+    @property
+    def version(self) -> int | None:
+        return self.doc.version
 
 
 @dataclass
@@ -47,13 +59,15 @@ class Document:
 
     checked: Checked | None = None
     pending: asyncio.Task[None] | None = None
+    #: the analysis under way: (version, generation) and its future, shared by every request
+    running: tuple[tuple[int | None, int], asyncio.Future[Checked]] | None = None
     last_change: float = 0.0
     chunks: ChunkCache = field(default_factory=ChunkCache)
 
 
 class JaxTargetServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("jaxtarget", __version__)
+        super().__init__("jaxtarget", __version__, protocol_cls=JaxTargetProtocol)
         self.engines = Engines()
         self.init_layer = Layer()
         self.folder_layers: dict[str, Layer] = {}
@@ -64,6 +78,10 @@ class JaxTargetServer(LanguageServer):
         #: False in a workspace the client does not trust: nothing the workspace chose is run
         self.trusted = True
         self.warned: set[str] = set()
+        #: bumped whenever settings change: an analysis from an older generation is not reused
+        self.generation = 0
+        #: imports-only environments for interpreters that cannot be used, by setting
+        self.fallbacks: dict[str | None, Environment] = {}
         # jedi is not thread-safe: one worker thread does all analysis
         self.analysis_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jaxtarget-analysis")
 
@@ -88,16 +106,16 @@ class JaxTargetServer(LanguageServer):
 
     def warn_problems(self, problems: list[Problem] | tuple[Problem, ...]) -> None:
         for problem in problems:
-            text = str(problem)
-            self.log(f"configuration: {text}; using the default", types.MessageType.Warning)
-            if text not in self.warned:
-                self.warned.add(text)
-                self.window_show_message(
-                    types.ShowMessageParams(
-                        type=types.MessageType.Warning,
-                        message=f"jaxtarget: {text}; using the default",
-                    )
-                )
+            self.show_once(f"configuration: {problem}; using the default")
+
+    def show_once(self, text: str) -> None:
+        """Log ``text`` as a warning each time; show it to the user once per session."""
+        self.log(text, types.MessageType.Warning)
+        if text not in self.warned:
+            self.warned.add(text)
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=f"jaxtarget: {text}")
+            )
 
     # ------------------------------------------------------------ settings
 
@@ -149,21 +167,93 @@ class JaxTargetServer(LanguageServer):
 
     # ------------------------------------------------------------ diagnostics
 
-    def engine_for(self, uri: str) -> Engine:
-        return self.engines.engine(self.settings_for(uri))
+    @property
+    def pull_mode(self) -> bool:
+        """Whether the client pulls diagnostics (then nothing is pushed: each finding shows once)."""
+        td = self.client_capabilities.text_document
+        return td is not None and td.diagnostic is not None
 
-    def analyse(self, doc: TextDocument) -> Checked:
+    @property
+    def refresh_supported(self) -> bool:
+        ws = self.client_capabilities.workspace
+        return bool(ws and ws.diagnostics and ws.diagnostics.refresh_support)
+
+    def engine_for(self, uri: str) -> Engine:
+        settings = self.settings_for(uri)
+        setting = interpreter_setting(settings)
+        try:
+            environment = load_environment(setting)
+        except InterpreterError as exc:
+            environment = self._imports_only(setting, exc)
+        return self.engines.engine(settings, environment)
+
+    def _imports_only(self, setting: str | None, error: InterpreterError) -> Environment:
+        """The environment for an interpreter that cannot be used: names read from imports alone."""
+        fallback = self.fallbacks.get(setting)
+        if fallback is None:
+            name = setting or "the default interpreter"
+            reason = f"interpreter {name} cannot be used; resolved from imports only"
+            fallback = Environment(name, StaticResolver(reason), None, ())
+            self.fallbacks[setting] = fallback
+            self.show_once(
+                f"{error}. Analysing from imports only until an interpreter with jax is set "
+                "(jaxtarget.interpreter, or interpreter in [tool.jaxtarget])"
+            )
+        return fallback
+
+    def open_document(self, uri: str) -> TextDocument | None:
+        docs = self.workspace.text_documents
+        found = docs.get(uri) or docs.get(unquote(uri))
+        return found if isinstance(found, TextDocument) else None
+
+    def analyse(self, doc: TextDocument, generation: int) -> Checked:
         engine = self.engine_for(doc.uri)
         path = to_fs_path(doc.uri)
         cache = self.documents.setdefault(doc.uri, Document()).chunks
         analysis = engine.check(doc.source, path, sparse=True, cache=cache)
-        return Checked(doc.version, analysis, engine, path)
+        return Checked(doc, analysis, engine, path, generation)
 
-    async def analyse_async(self, doc: TextDocument) -> Checked:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.analysis_pool, self.analyse, doc)
+    async def checked(self, uri: str) -> Checked | None:
+        """The analysis of the document's current version (None: the document is not open).
+
+        Requests and the push share one analysis per version: the first caller starts it,
+        the others wait for it; a cancelled request does not cancel it.
+        """
+        for _ in range(3):
+            doc = self.open_document(uri)
+            if doc is None:
+                return None
+            state = self.documents.setdefault(doc.uri, Document())
+            key = (doc.version, self.generation)
+            done = state.checked
+            if done is not None and (done.version, done.generation) == key:
+                return done
+            if state.running is None or state.running[0] != key:
+                # a snapshot: the open document changes in place on didChange
+                snapshot = TextDocument(
+                    doc.uri, doc.source, doc.version, doc.language_id, position_codec=doc.position_codec
+                )
+                loop = asyncio.get_running_loop()
+                future = loop.run_in_executor(self.analysis_pool, self.analyse, snapshot, self.generation)
+                state.running = (key, asyncio.ensure_future(future))
+            running = state.running[1]
+            try:
+                checked = await asyncio.shield(running)
+            finally:
+                if running.done() and state.running is not None and state.running[1] is running:
+                    state.running = None  # done, or failed: a later request starts afresh
+            if self.documents.get(doc.uri) is state and (
+                state.checked is None or (state.checked.version or 0) <= (checked.version or 0)
+            ):
+                state.checked = checked
+            current = self.open_document(uri)
+            if current is None or current.version == checked.version:
+                return checked if current is not None else None
+        return checked  # the document keeps changing: the latest analysis done
 
     def schedule(self, uri: str, immediate: bool = False) -> None:
+        if self.pull_mode:
+            return  # the client asks when it wants diagnostics
         now = time.monotonic()
         state = self.documents.setdefault(uri, Document())
         previous, state.pending = state.pending, None
@@ -179,54 +269,48 @@ class JaxTargetServer(LanguageServer):
         if delay:
             await asyncio.sleep(delay)
         try:
-            doc = self.workspace.get_text_document(uri)
-        except Exception:
+            checked = await self.checked(uri)
+        except Exception as exc:  # reported, and the next change tries again
+            self.log(f"checking {uri} failed: {exc!r}", types.MessageType.Error)
             return
-        try:
-            checked = await self.analyse_async(doc)
-        except InterpreterError as exc:
-            self.warn_problems([Problem("settings", "interpreter", str(exc))])
-            return
-        current = self.workspace.text_documents.get(uri)
-        state = self.documents.get(uri)
-        if current is None or state is None or current.version != checked.version:
-            return  # stale: a newer version is on its way, or the document was closed
-        state.checked = checked
-        self.publish(uri, doc, checked)
+        current = self.open_document(uri)
+        if checked is None or current is None or uri not in self.documents:
+            return  # the document was closed
+        if current.version != checked.version:
+            return  # stale: a newer version is on its way
+        self.publish(checked)
         self.log(
             f"checked {uri} v{checked.version}: {len(checked.analysis.findings)} findings",
             types.MessageType.Log,
         )
 
-    def publish(self, uri: str, doc: TextDocument, checked: Checked) -> None:
-        diagnostics = self.diagnostics_of(doc, checked)
+    def publish(self, checked: Checked) -> None:
         self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=checked.version)
+            types.PublishDiagnosticsParams(
+                uri=checked.doc.uri, diagnostics=self.diagnostics_of(checked), version=checked.version
+            )
         )
 
-    def diagnostics_of(self, doc: TextDocument, checked: Checked) -> list[types.Diagnostic]:
+    def diagnostics_of(self, checked: Checked) -> list[types.Diagnostic]:
+        doc = checked.doc
         codec, lines = doc.position_codec, doc.lines
         return [
             convert.diagnostic(codec, lines, doc.uri, checked.version, f) for f in checked.analysis.findings
         ]
 
     def refresh_all(self) -> None:
+        """Settings changed: push every open document again, or ask a pulling client to pull."""
         self.engines.forget()
-        for uri in list(self.workspace.text_documents):
-            self.schedule(uri, immediate=True)
-        caps = self.client_capabilities.workspace
-        if caps and caps.diagnostics and caps.diagnostics.refresh_support:
-            self.workspace_diagnostic_refresh(None)
+        self.generation += 1
+        if not self.pull_mode:
+            for uri in list(self.workspace.text_documents):
+                self.schedule(uri, immediate=True)
+        elif self.refresh_supported and self.workspace.text_documents:
+            self.workspace_diagnostic_refresh(None).add_done_callback(self._refreshed)
 
-    async def current(self, uri: str) -> tuple[TextDocument, Checked]:
-        doc = self.workspace.get_text_document(uri)
-        state = self.documents.get(uri)
-        checked = state.checked if state is not None else None
-        if checked is None or checked.version != doc.version:
-            checked = await self.analyse_async(doc)
-            if state is not None:
-                state.checked = checked
-        return doc, checked
+    def _refreshed(self, future: Future[None]) -> None:
+        if not future.cancelled() and future.exception() is not None:
+            self.log(f"workspace/diagnostic/refresh failed: {future.exception()!r}", types.MessageType.Log)
 
     # ------------------------------------------------------------ probe
 

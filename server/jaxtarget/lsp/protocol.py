@@ -1,0 +1,54 @@
+"""The JSON-RPC protocol, amended so that every request gets an answer.
+
+pygls drops a request whose params do not deserialise (a negative position, a
+missing field) after logging it, and ignores requests after `shutdown`: the client
+then waits forever. Here such a request is answered with -32602 (Invalid Params,
+naming what is wrong) or -32600 (Invalid Request after shutdown).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import cattrs
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.protocol import LanguageServerProtocol
+
+log = logging.getLogger("jaxtarget")
+
+
+class _Answered:
+    """A request already answered with an error while it was being read."""
+
+    jsonrpc = "2.0"
+
+
+class JaxTargetProtocol(LanguageServerProtocol):
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            msg_id, method = data.get("id"), data.get("method")
+            if msg_id is None or not isinstance(method, str):
+                raise  # a notification or a response: there is no one to answer
+            error = exc
+            cause = exc.__cause__
+            if isinstance(exc, JsonRpcInvalidParams) and isinstance(cause, cattrs.ClassValidationError):
+                details = "; ".join(cattrs.transform_error(cause, path="params")[:3])
+                error = JsonRpcInvalidParams(f"invalid params for {method}: {details}")
+            log.warning("answered %s request %s with %s", method, msg_id, error)
+            self._send_response(msg_id, error=error.to_response_error())
+            return _Answered()
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, _Answered):
+            return
+        method = getattr(message, "method", None)
+        msg_id = getattr(message, "id", None)
+        if self._shutdown and msg_id is not None and isinstance(method, str) and method != types.EXIT:
+            error = JsonRpcInvalidRequest(f"the server is shut down: {method} not handled")
+            self._send_response(msg_id, error=error.to_response_error())
+            return
+        super().handle_message(message)
