@@ -11,6 +11,7 @@ stays in force.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from . import perfile
 from .model import SEVERITIES
 from .platforms import TARGET_VALUES
 from .rules.registry import ALL_CODES
@@ -142,6 +144,21 @@ def _timeout(value: Any, key: str, source: str, problems: list[Problem]) -> floa
     return float(value)
 
 
+def _per_file(inner: Parser) -> Parser:
+    """A table of glob -> ``inner`` value (per-file-targets, per-file-ignores), in file order."""
+
+    def parse(value: Any, key: str, source: str, problems: list[Problem]) -> perfile.Table | None:
+        if not isinstance(value, Mapping):
+            problems.append(Problem(source, key, f"expected a table of glob = list, got {value!r}"))
+            return None
+        entries = [
+            (str(glob), inner(raw, f'{key}."{glob}"', source, problems)) for glob, raw in value.items()
+        ]
+        return tuple((glob, parsed) for glob, parsed in entries if parsed is not None)
+
+    return parse
+
+
 # ---------------------------------------------------------------- the table
 
 
@@ -202,6 +219,14 @@ SETTINGS: tuple[Setting, ...] = (
         analysis=False,
     ),
     Setting(
+        perfile.TARGETS, ("per-file-targets",), None, None, (), _per_file(_targets), (),
+        "table glob → targets", "targets for the files a glob covers (the first match wins)", analysis=False,
+    ),
+    Setting(
+        perfile.IGNORES, ("per-file-ignores",), None, None, (), _per_file(_codes), (),
+        "table glob → codes", "rules to disable in the files a glob covers (all matches add)", analysis=False,
+    ),
+    Setting(
         "probe_timeout_seconds", ("probe-timeout-seconds",), "probe.timeoutSeconds", "--timeout", ("probe",),
         _timeout, 60.0, "number", "seconds before the probe is killed", analysis=False,
     ),
@@ -235,6 +260,9 @@ class Settings:
     severity: Mapping[str, str] = _default("severity")
     guard_functions: tuple[str, ...] = _default("guard_functions")
     exclude: tuple[str, ...] = _default("exclude")
+    #: the per-file entries that cover this file (see perfile.py), already folded into the above
+    per_file_targets: tuple[tuple[str, tuple[str, ...]], ...] = _default("per_file_targets")
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = _default("per_file_ignores")
     probe_timeout_seconds: float = _default("probe_timeout_seconds")
     #: where [tool.jaxtarget] came from, if anywhere
     pyproject: str | None = None
@@ -304,6 +332,7 @@ def resolve(*layers: Layer, pyproject: str | None = None) -> Settings:
     values: dict[str, Any] = {}
     for layer in layers:
         values.update(layer.values)
+    perfile.apply(values)
     return Settings(**values, pyproject=pyproject)
 
 
@@ -443,25 +472,28 @@ def load_project(start: Path, stop: Path | None = None) -> ProjectConfig:
     except OSError:
         return ProjectConfig(None, None, Layer(), ())
     hit = _PROJECT_CACHE.get(path)
-    if hit is not None and hit[0] == mtime:
-        return hit[1]
+    if hit is None or hit[0] != mtime:
+        hit = mtime, _read_project(path)
+        _PROJECT_CACHE[path] = hit
+    # the per-file tables keep the entries that cover this file (a folder gets none)
+    values = perfile.for_file(hit[1].layer.values, start, path.parent)
+    return dataclasses.replace(hit[1], layer=Layer(**values))
+
+
+def _read_project(path: Path) -> ProjectConfig:
     source = str(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        result = ProjectConfig(path, path.parent, Layer(), (Problem(source, "toml", str(exc)),))
-    else:
-        table = data.get("tool", {}).get("jaxtarget")
-        if table is None:
-            result = ProjectConfig(None, path.parent, Layer(), ())
-        elif not isinstance(table, Mapping):
-            result = ProjectConfig(
-                path, path.parent, Layer(), (Problem(source, "tool.jaxtarget", "must be a table"),)
-            )
-        else:
-            layer, problems = parse_pyproject_table(table, f"{source} [tool.jaxtarget]")
-            if layer.interpreter:
-                layer.values["interpreter"] = tuple(_from(path.parent, p) for p in layer.interpreter)
-            result = ProjectConfig(path, path.parent, layer, tuple(problems))
-    _PROJECT_CACHE[path] = (mtime, result)
-    return result
+        return ProjectConfig(path, path.parent, Layer(), (Problem(source, "toml", str(exc)),))
+    table = data.get("tool", {}).get("jaxtarget")
+    if table is None:
+        return ProjectConfig(None, path.parent, Layer(), ())
+    if not isinstance(table, Mapping):
+        return ProjectConfig(
+            path, path.parent, Layer(), (Problem(source, "tool.jaxtarget", "must be a table"),)
+        )
+    layer, problems = parse_pyproject_table(table, f"{source} [tool.jaxtarget]")
+    if layer.interpreter:
+        layer.values["interpreter"] = tuple(_from(path.parent, p) for p in layer.interpreter)
+    return ProjectConfig(path, path.parent, layer, tuple(problems))
