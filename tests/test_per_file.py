@@ -131,3 +131,25 @@ async def test_the_server_gives_the_same_findings_as_the_cli(client: LanguageCli
         open_doc(client, uri, source)
         found |= {(name, str(d.code)) for d in await pull(client, uri)}
     assert found == _expected()
+
+
+def test_the_readme_configuration_example_parses_without_problems() -> None:
+    import re
+
+    import tomllib
+
+    from jaxtarget.config import Layer, parse_pyproject_table, resolve
+    from jaxtarget.perfile import for_file
+
+    from .conftest import ROOT
+
+    (block,) = [
+        b for b in re.findall(r"```toml\n(.*?)```", (ROOT / "README.md").read_text(), re.S) if "per-file" in b
+    ]
+    layer, problems = parse_pyproject_table(tomllib.loads(block)["tool"]["jaxtarget"], "README")
+    assert problems == []
+    project = Path("/project")
+    gpu = resolve(Layer(**for_file(layer.values, project / "gpu" / "k.py", project)))
+    assert gpu.target_backends == ("cuda",) and gpu.ignore == ("JT002",)
+    legacy = resolve(Layer(**for_file(layer.values, project / "legacy" / "old.py", project)))
+    assert legacy.target_backends == ("cpu", "gpu") and legacy.ignore == ("JT002", "JT003")
