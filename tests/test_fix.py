@@ -221,3 +221,17 @@ def test_fix_safety_is_declared_by_each_rule_and_printed_on_its_page() -> None:
     assert "- `ppermute` (unsafe: applied only with `check --fix --unsafe-fixes`)" in page
     assert "- `guard` (safe: `check --fix` applies it)" in page
     assert "- `suppress` (editor only: `check --fix` never applies it)" in page
+
+
+def test_fix_through_a_symlink_rewrites_its_target_and_keeps_the_link_and_mode(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "eig.py").write_text(EIG)
+    (real / "eig.py").chmod(0o754)
+    (tmp_path / "link.py").symlink_to(real / "eig.py")
+    out = run_cli("check", "link.py", "--target", "tpu", "--fix", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (tmp_path / "link.py").is_symlink()
+    assert "jax.default_backend() in (" in (real / "eig.py").read_text()
+    assert (real / "eig.py").stat().st_mode & 0o777 == 0o754
+    assert [p.name for p in real.iterdir()] == ["eig.py"]  # no temporary file left behind

@@ -120,25 +120,33 @@ def _indents(text: str) -> set[str]:
     }
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(module=modules(), targets=st.sampled_from(["cpu", "tpu", "cpu,tpu"]), unsafe=st.booleans())
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    module=modules(),
+    targets=st.sampled_from(["cpu", "tpu", "cpu,tpu"]),
+    unsafe=st.booleans(),
+    bom=st.booleans(),
+)
 def test_fixed_files_compile_keep_their_layout_and_a_second_fix_changes_nothing(
     tmp_path_factory: pytest.TempPathFactory,
     capsys: pytest.CaptureFixture[str],
     module: tuple[str, str, str],
     targets: str,
     unsafe: bool,
+    bom: bool,
 ) -> None:
     source, newline, unit = module
     folder = tmp_path_factory.mktemp("gen")
     path = folder / "gen.py"
-    path.write_bytes(source.encode())
+    mark = b"\xef\xbb\xbf" if bom else b""
+    path.write_bytes(mark + source.encode())
     compile(source, "gen.py", "exec", dont_inherit=True)  # the generator makes valid modules
     flags = ["--target", targets, "--fix", *(["--unsafe-fixes"] if unsafe else [])]
     _run(capsys, str(path), *flags)
     fixed = path.read_bytes()
     compile(fixed, "gen.py", "exec", dont_inherit=True)
-    text = fixed.decode()
+    assert fixed.startswith(mark) and not fixed[len(mark) :].startswith(b"\xef\xbb\xbf")
+    text = fixed[len(mark) :].decode()
     # line endings and the indentation unit are the module's own
     if newline == "\r\n":
         assert text.count("\n") == text.count("\r\n")

@@ -114,7 +114,9 @@ def decode_source_file(data: bytes) -> SourceFile:
 
 
 def write_source(path: Path, data: bytes) -> None:
-    """Replace the file's content at once (a temporary file renamed over it), keeping its mode."""
+    """Replace the file's content at once (a temporary file renamed over it), keeping its mode;
+    through a symbolic link, the file it points to is replaced and the link kept."""
+    path = path.resolve()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as out:
