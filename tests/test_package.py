@@ -235,3 +235,31 @@ def test_lsp_from_the_installed_wheel_initializes_publishes_and_shuts_down(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_pipx_runs_check_from_the_wheel(dist: Path, installed: Path, tmp_path: Path) -> None:
+    """`pipx run --spec <wheel> jaxtarget check .` (pipx from the package index, in the wheel's venv)."""
+    python = str(installed / "bin" / "python")
+    pip = subprocess.run(
+        [python, "-m", "pip", "install", "-q", "pipx"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=600,
+    )
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    (wheel,) = dist.glob("*.whl")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "m.py").write_text(SEND)
+    env = {**_env(), "PIPX_HOME": str(tmp_path / "pipx"), "PIPX_BIN_DIR": str(tmp_path / "bin")}
+    out = subprocess.run(
+        [python, "-m", "pipx", "run", "--spec", str(wheel), "jaxtarget", "check", ".", "--target", "cpu"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert out.stdout.startswith("m.py:2:9: JT001 `lax.psend` only lowers on GPU")
