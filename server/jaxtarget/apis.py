@@ -42,15 +42,116 @@ class Lowering:
 
 
 @dataclass(frozen=True)
-class ArgCondition:
-    """The API is platform-limited only when called with ``keyword=value``.
+class Member:
+    """An enum member, ``cls.name``, spelled through any alias of the class (``SvdAlgorithm.QR``)."""
 
-    A ``value`` of None means: the keyword is passed with anything but ``None``.
+    cls: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A value built right there by calling one of ``classes`` (``pltpu.CompilerParams(...)``)."""
+
+    classes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ArrayRank:
+    """An array that is visibly of rank ``rank``.
+
+    Visible: a nested list or tuple literal, or one wrapped by a call of ``wrappers``
+    (``jnp.array([[...]])``), a call of ``square`` (``jnp.eye(n)``: rank 2), or a call of
+    ``shaped`` whose first argument or ``shape=`` is a tuple literal (``jnp.zeros((n, n))``).
+    """
+
+    rank: int
+    wrappers: tuple[str, ...] = ()
+    square: tuple[str, ...] = ()
+    shaped: tuple[str, ...] = ()
+
+
+#: what an argument is compared with: a literal (``True``, ``"cudnn"``), an enum member,
+#: an instance of a class, or an array of a visible rank
+Value = str | bool | int | Member | Instance | ArrayRank
+
+
+@dataclass(frozen=True)
+class ArgCondition:
+    """The API is platform-limited only when called with this argument.
+
+    ``value`` is one value, a tuple of values (any of them), or None: the argument is
+    passed with anything but ``None``. The argument is the keyword ``keyword`` or, when
+    ``position`` is set, the positional argument at that index. With ``negated`` the
+    condition holds unless the argument visibly has the value (an absent argument holds:
+    ``pallas_call`` without ``interpret=True``).
     """
 
     keyword: str
-    value: str | bool | int | None
+    value: Value | tuple[Value, ...] | None
     text: str
+    position: int | None = None
+    negated: bool = False
+
+    @property
+    def alternatives(self) -> tuple[Value, ...]:
+        return self.value if isinstance(self.value, tuple) else () if self.value is None else (self.value,)
+
+    @property
+    def words(self) -> tuple[frozenset[str], ...]:
+        """Word sets a module must spell (one word of each) for a use to show the condition.
+
+        A keyword argument is spelled by its name; a literal, enum member or class by its
+        text. None where nothing is necessary (a negated or positional condition, a rank).
+        """
+        if self.negated:
+            return ()
+        out: list[frozenset[str]] = [] if self.position is not None else [frozenset({self.keyword})]
+        spelled: set[str] = set()
+        for v in self.alternatives:
+            if isinstance(v, Member):
+                spelled.add(v.name)
+            elif isinstance(v, Instance):
+                spelled.update(c.rsplit(".", 1)[-1] for c in v.classes)
+            elif isinstance(v, (str, bool, int)):
+                spelled.add(str(v))
+            else:
+                return tuple(out)
+        if spelled:
+            out.append(frozenset(spelled))
+        return tuple(out)
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The public names whose uses the condition reads (enum classes, constructors)."""
+        out: set[str] = set()
+        for v in self.alternatives:
+            if isinstance(v, Member):
+                out.add(v.cls)
+            elif isinstance(v, Instance):
+                out.update(v.classes)
+            elif isinstance(v, ArrayRank):
+                out.update((*v.wrappers, *v.square, *v.shaped))
+        return frozenset(out)
+
+
+@dataclass(frozen=True)
+class AllOf:
+    """Several argument conditions that must all hold (``compiler_params=...`` without ``interpret=True``)."""
+
+    parts: tuple[ArgCondition, ...]
+    text: str
+
+    @property
+    def words(self) -> tuple[frozenset[str], ...]:
+        return tuple(w for p in self.parts for w in p.words)
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset().union(*(p.names for p in self.parts))
+
+
+Condition = ArgCondition | AllOf
 
 
 @dataclass(frozen=True)
@@ -69,6 +170,16 @@ class ProbeCase:
     #: False where lowering cannot be checked on a CPU-only machine.
     verifiable: bool = True
     reason: str = ""
+    #: run the program once per value, with ``VALUE`` bound to it (the values of a condition)
+    values: tuple[str, ...] = ()
+    #: other exception classes a platform or release fails with, besides the entry's error
+    errors: tuple[str, ...] = ()
+    #: error texts that are artifacts of cross-lowering from a CPU-only jaxlib: no verdict
+    artifacts: tuple[str, ...] = ()
+
+    def artifact(self, message: str) -> bool:
+        """Whether a failure with this message says nothing about the platform."""
+        return any(a in message for a in self.artifacts)
 
 
 @dataclass(frozen=True)
@@ -80,7 +191,7 @@ class Api:
     lowers_on: tuple[Lowering, ...]
     error: str
     public_since: str | None = None
-    condition: ArgCondition | None = None
+    condition: Condition | None = None
     probe: ProbeCase | None = None
     note: str = ""
     #: the failure is raised while tracing (a surrounding ``try`` catches it), not when lowering
@@ -91,6 +202,16 @@ class Api:
     @property
     def name(self) -> str:
         return self.qualname.rsplit(".", 1)[1]
+
+    @property
+    def key(self) -> str:
+        """Unique in the catalog: the qualified name, with the condition when there is one."""
+        return f"{self.qualname}[{self.condition.text}]" if self.condition else self.qualname
+
+    @property
+    def error_type(self) -> str:
+        """The exception class the failure raises (``NotImplementedError``)."""
+        return self.error.split(":", 1)[0]
 
     def platforms(self, jax_version: Version | None) -> frozenset[str]:
         """Platforms that lower this API in the given JAX version (None: newest known)."""

@@ -99,7 +99,7 @@ class Engine:
         for item in settings.guard_functions:
             name, _, where = item.partition(":")
             self.predicates[name] = frozenset(expand_targets(tuple(where.split(",")), None))
-        self.wanted = Wanted(WANTED.subjects, WANTED.context | frozenset(self.predicates))
+        self.wanted = Wanted(WANTED.subjects, WANTED.context | frozenset(self.predicates), WANTED.gates)
         #: where each API lowers in this JAX, for capability probes (an argument condition: unknown)
         self.capabilities = {q: a.platforms(self.version) for q, a in APIS.items() if a.condition is None}
 

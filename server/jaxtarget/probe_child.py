@@ -57,15 +57,20 @@ def _lower(jax: Any, f: Any, args: tuple[Any, ...], plat: str) -> dict[str, Any]
 
 
 def _missing(qualnames: list[str]) -> str | None:
-    """The first of ``qualnames`` this jax does not have (modules imported as needed)."""
-    import importlib
+    """The first of ``qualnames`` this jax does not have (modules imported as needed).
 
-    for qualname in qualnames:
+    ``name(keyword)`` asks for a function that accepts ``keyword``.
+    """
+    import importlib
+    import inspect
+
+    for required in qualnames:
+        qualname, _, keyword = required.rstrip(")").partition("(")
         parts = qualname.split(".")
         try:
             obj: Any = importlib.import_module(parts[0])
         except ImportError:
-            return qualname
+            return required
         for i, part in enumerate(parts[1:], 2):
             try:
                 obj = getattr(obj, part)
@@ -73,7 +78,13 @@ def _missing(qualnames: list[str]) -> str | None:
                 try:
                     obj = importlib.import_module(".".join(parts[:i]))
                 except ImportError:
-                    return qualname
+                    return required
+        if keyword:
+            try:
+                if keyword not in inspect.signature(obj).parameters:
+                    return required
+            except (TypeError, ValueError):
+                return required
     return None
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from ..engine import Analysis, Engine
 from ..platforms import marks_line, marks_table, ordered, support
 from ..probe import ProbeResult, verdict_line
-from ..rules.registry import APIS, rules_for_api
+from ..rules.registry import ENTRIES, entry_at, rules_for_api
 from ..semantics.module import Reference
 
 
 def hover_markdown(engine: Engine, ref: Reference, analysis: Analysis, probe: ProbeResult | None) -> str:
-    api = APIS[ref.qualname]
+    api = entry_at(analysis.module, ref) if analysis.module is not None else ENTRIES[ref.qualname][0]
     signature, doc = engine.environment.resolver.describe(api.qualname)
     parts = [f"```python\n{signature or api.qualname}\n```"]
     if doc:

@@ -8,18 +8,18 @@ examples are run as tests and printed as its documentation.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..apis import Api, ArgCondition, ProbeCase
+from ..apis import Api, ProbeCase
 from ..fixes.guard import guard_fix, skip_test_fix
 from ..fixes.layout import FixContext
 from ..fixes.suppress import suppress_fix
 from ..model import Applicability, Fix, Severity, Span
-from ..platforms import ALL_PLATFORMS, Version, targets_text
+from ..platforms import Version, targets_text
 from ..semantics.module import Module, Reference
+from .arguments import condition_platforms
 
 DOCS_URL = "https://github.com/jaxtarget/jaxtarget/blob/main/docs/rules.md"
 
@@ -104,43 +104,6 @@ class FixSpec:
     applicability: Applicability
 
 
-def condition_platforms(module: Module, ref: Reference, cond: ArgCondition) -> frozenset[str]:
-    """The platforms on which a use visibly passes the argument that makes the API platform-limited.
-
-    The keyword's value is read through single assignments and module constants, and a
-    value chosen by a backend test (``"cudnn" if on_gpu else "xla"``) holds only where
-    that test is true.
-    """
-    for kw in ref.keywords:
-        if kw.arg == cond.keyword:
-            return _value_platforms(module, kw.value, [*ref.ancestors, ref.node], cond, 0)
-    return frozenset()
-
-
-def _value_platforms(
-    module: Module, value: ast.expr, chain: list[ast.AST], cond: ArgCondition, depth: int
-) -> frozenset[str]:
-    if isinstance(value, ast.Constant):
-        if cond.value is None:
-            return frozenset() if value.value is None else ALL_PLATFORMS
-        return ALL_PLATFORMS if value.value == cond.value else frozenset()
-    guards = module.guards
-    if isinstance(value, ast.IfExp):
-        true, false = guards.sets(value.test, chain)
-        body = _value_platforms(module, value.body, chain, cond, depth)
-        orelse = _value_platforms(module, value.orelse, chain, cond, depth)
-        if (true, false) == (ALL_PLATFORMS, ALL_PLATFORMS):
-            # a choice on something other than the backend: visible only if both sides hold
-            return body & orelse
-        return (true & body) | (false & orelse)
-    if isinstance(value, ast.Name) and depth < 4:
-        found = guards.values.value_of(value, chain)
-        if found is not None:
-            return _value_platforms(module, found[0], found[1], cond, depth + 1)
-    # a value that cannot be read: only a keyword that merely has to be passed holds
-    return ALL_PLATFORMS if cond.value is None else frozenset()
-
-
 class Rule:
     """A diagnostic code with its documentation, detection, fixes and examples."""
 
@@ -184,22 +147,32 @@ class Rule:
         return f"{message} ({note})" if note else message
 
     def references(self, ctx: CheckContext) -> Iterator[tuple[Reference, Api]]:
-        """The module's references to this rule's APIs, where their condition holds."""
-        by_name = {api.qualname: api for api in self.apis}
+        """The module's references to this rule's APIs, with each entry whose condition holds there."""
+        by_name: dict[str, list[Api]] = {}
+        for api in self.apis:
+            by_name.setdefault(api.qualname, []).append(api)
         for ref in ctx.module.references:
-            api = by_name.get(ref.qualname)
-            if api is None:
-                continue
-            if api.condition is not None and not condition_platforms(ctx.module, ref, api.condition):
-                continue
-            yield ref, api
+            for api in by_name.get(ref.qualname, ()):
+                if api.condition is not None and not condition_platforms(ctx.module, ref, api.condition):
+                    continue
+                yield ref, api
 
     def limited_calls(self, ctx: CheckContext) -> Iterator[Violation]:
-        """References to this rule's APIs that a reachable target cannot lower."""
+        """References to this rule's APIs that a reachable target cannot lower.
+
+        Where several entries of one API hold at a use (``eig`` and ``eig`` with
+        ``implementation=MAGMA``), the one that fails on the most targets is reported.
+        """
+        best: dict[int, Violation] = {}
         for ref, api in self.references(ctx):
             failing = ctx.failing(ref, api)
             if failing:
-                yield Violation(self, ref, api, failing)
+                found = best.get(id(ref))
+                # the most failing targets; on a tie the narrower entry (it says more)
+                rank = (len(failing), -len(api.platforms(ctx.version)))
+                if found is None or rank > (len(found.failing), -len(found.api.platforms(ctx.version))):
+                    best[id(ref)] = Violation(self, ref, api, failing)
+        yield from best.values()
 
 
 # ---------------------------------------------------------------- fixes every rule may offer

@@ -3,206 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 
-from ..apis import CPU_ONLY, NO_TPU, Api, ArgCondition, Lowering, ProbeCase, square_probe
 from .base import GUARD, SKIP_TEST, SUPPRESS, CheckContext, Example, Rule, Violation
+from .jt003_catalog import ENTRIES, with_primitives
+from .jt003_conditional import ALGORITHMS, EXPERIMENTAL, PRESETS
 
-_MISSING_RULE = "NotImplementedError: MLIR translation rule for primitive not found"
-_PIVOTING = ArgCondition("pivoting", True, "with pivoting=True")
-_CUDNN = ArgCondition("implementation", "cudnn", 'with implementation="cudnn"')
-#: a default lowering exists from jax 0.11.0; rocm lowers in 0.8.2-0.9.0.x and again from 0.10.0
-_BLOCK_SCALED = (
-    Lowering("cuda"),
-    Lowering("rocm", since="0.8.2", until="0.9.1"),
-    Lowering("rocm", since="0.10.0"),
-    Lowering("cpu", since="0.11.0"),
-    Lowering("tpu", since="0.11.0"),
-)
-
-
-def _limited(
-    qualname: str,
-    display: str,
-    lowers_on: tuple[Lowering, ...],
-    probe: ProbeCase | None,
-    condition: ArgCondition | None = None,
-    trace_time: bool = False,
-    public_since: str | None = None,
-) -> Api:
-    return Api(
-        qualname,
-        display,
-        lowers_on,
-        _MISSING_RULE,
-        public_since=public_since,
-        condition=condition,
-        probe=probe,
-        trace_time=trace_time,
-    )
-
-
-def _square(
-    qualname: str,
-    display: str,
-    lowers_on: tuple[Lowering, ...],
-    call: str,
-    n: int = 1,
-    public_since: str | None = None,
-) -> Api:
-    return _limited(qualname, display, lowers_on, ProbeCase(square_probe(call, n)), public_since=public_since)
-
-
-_ENTRIES: tuple[Api, ...] = (
-    _square("jax.numpy.linalg.eig", "jnp.linalg.eig", NO_TPU, "jnp.linalg.eig(*a)"),
-    _square("jax.numpy.linalg.eigvals", "jnp.linalg.eigvals", NO_TPU, "jnp.linalg.eigvals(*a)"),
-    _square("jax.lax.linalg.eig", "lax.linalg.eig", NO_TPU, "lax.linalg.eig(*a)"),
-    _limited(
-        "jax.numpy.roots",
-        "jnp.roots",
-        NO_TPU,
-        ProbeCase(
-            "f = jax.jit(lambda p: jnp.roots(p, strip_zeros=False))\n"
-            "args = (jax.ShapeDtypeStruct((4,), jnp.float32),)\n"
-        ),
-    ),
-    _square(
-        "jax.scipy.linalg.rsf2csf", "jax.scipy.linalg.rsf2csf", NO_TPU, "jax.scipy.linalg.rsf2csf(*a)", 2
-    ),
-    _square("jax.scipy.linalg.schur", "jax.scipy.linalg.schur", CPU_ONLY, "jax.scipy.linalg.schur(*a)"),
-    _square("jax.scipy.linalg.sqrtm", "jax.scipy.linalg.sqrtm", CPU_ONLY, "jax.scipy.linalg.sqrtm(*a)"),
-    _square(
-        "jax.scipy.linalg.funm", "jax.scipy.linalg.funm", CPU_ONLY, "jax.scipy.linalg.funm(a[0], jnp.exp)"
-    ),
-    _square(
-        "jax.scipy.linalg.solve_sylvester",
-        "jax.scipy.linalg.solve_sylvester",
-        CPU_ONLY,
-        "jax.scipy.linalg.solve_sylvester(*a)",
-        3,
-        public_since="0.8.0",
-    ),
-    _square("jax.lax.linalg.schur", "lax.linalg.schur", CPU_ONLY, "lax.linalg.schur(*a)"),
-    _square(
-        "jax.scipy.linalg.hessenberg",
-        "jax.scipy.linalg.hessenberg",
-        CPU_ONLY,
-        "jax.scipy.linalg.hessenberg(*a)",
-    ),
-    _square("jax.lax.linalg.hessenberg", "lax.linalg.hessenberg", CPU_ONLY, "lax.linalg.hessenberg(*a)"),
-    _limited(
-        "jax.lax.linalg.qr",
-        "lax.linalg.qr",
-        NO_TPU,
-        ProbeCase(square_probe("lax.linalg.qr(a[0], pivoting=True)")),
-        condition=_PIVOTING,
-    ),
-    _limited(
-        "jax.scipy.linalg.qr",
-        "jax.scipy.linalg.qr",
-        NO_TPU,
-        ProbeCase(square_probe("jax.scipy.linalg.qr(a[0], pivoting=True)")),
-        condition=_PIVOTING,
-    ),
-    _square("jax.lax.linalg.tridiagonal", "lax.linalg.tridiagonal", NO_TPU, "lax.linalg.tridiagonal(a[0])"),
-    _limited(
-        "jax.nn.scaled_matmul",
-        "jax.nn.scaled_matmul",
-        _BLOCK_SCALED,
-        ProbeCase(
-            "f = jax.jit(jax.nn.scaled_matmul)\n"
-            "args = (jax.ShapeDtypeStruct((1, 128, 64), jnp.float8_e4m3fn),\n"
-            "        jax.ShapeDtypeStruct((1, 128, 64), jnp.float8_e4m3fn),\n"
-            "        jax.ShapeDtypeStruct((1, 128, 2), jnp.float8_e8m0fnu),\n"
-            "        jax.ShapeDtypeStruct((1, 128, 2), jnp.float8_e8m0fnu))\n"
-        ),
-    ),
-    _limited(
-        "jax.nn.scaled_dot_general",
-        "jax.nn.scaled_dot_general",
-        _BLOCK_SCALED,
-        ProbeCase(
-            'cfg = jax.nn.get_scaled_dot_general_config("mxfp8")\n'
-            "f = jax.jit(lambda a, b: jax.nn.scaled_dot_general(\n"
-            "    a, b, (((2,), (2,)), ((0,), (0,))), configs=[cfg, cfg, cfg]))\n"
-            "args = (jax.ShapeDtypeStruct((1, 128, 64), jnp.bfloat16),\n"
-            "        jax.ShapeDtypeStruct((1, 128, 64), jnp.bfloat16))\n"
-        ),
-        condition=ArgCondition("configs", None, "with block-scale configs"),
-    ),
-    _limited(
-        "jax.nn.dot_product_attention",
-        "jax.nn.dot_product_attention",
-        (Lowering("cuda"),),
-        ProbeCase(
-            "f = jax.jit(lambda q, k, v: jax.nn.dot_product_attention(q, k, v,"
-            ' implementation="cudnn"))\n'
-            "args = tuple(jax.ShapeDtypeStruct((1, 8, 2, 16), jnp.bfloat16) for _ in range(3))\n",
-            verifiable=False,
-            reason="the cuDNN implementation fails at trace time on a machine without cuDNN",
-        ),
-        condition=_CUDNN,
-        trace_time=True,
-    ),
-    _limited(
-        "jax.experimental.sparse.linalg.spsolve",
-        "sparse.linalg.spsolve",
-        (Lowering("cpu"), Lowering("cuda")),
-        ProbeCase(
-            "from jax.experimental.sparse.linalg import spsolve\n"
-            "f = jax.jit(spsolve)\n"
-            "args = (jax.ShapeDtypeStruct((4,), jnp.float32), jax.ShapeDtypeStruct((4,), jnp.int32),\n"
-            "        jax.ShapeDtypeStruct((4,), jnp.int32), jax.ShapeDtypeStruct((3,), jnp.float32))\n"
-        ),
-    ),
-    _limited(
-        "jax.experimental.rnn.lstm",
-        "rnn.lstm",
-        (Lowering("cuda"), Lowering("rocm")),
-        ProbeCase(
-            "from jax.experimental import rnn\n"
-            "f = jax.jit(lambda x, h, c, w, s: rnn.lstm(x, h, c, w, s, input_size=4, hidden_size=8,\n"
-            "    num_layers=1, dropout=0.0, bidirectional=False))\n"
-            "args = (jax.ShapeDtypeStruct((2, 5, 4), jnp.float32), jax.ShapeDtypeStruct((1, 2, 8), jnp.float32),\n"
-            "        jax.ShapeDtypeStruct((1, 2, 8), jnp.float32), jax.ShapeDtypeStruct((448,), jnp.float32),\n"
-            "        jax.ShapeDtypeStruct((2,), jnp.int32))\n",
-            verifiable=False,
-            reason=(
-                "a CPU-only jaxlib fails while tracing (its GPU RNN module is a stub); "
-                "`probe --scan` reads the platforms from the lowering registry instead"
-            ),
-        ),
-    ),
-)
-
-#: the primitives each entry binds whose lowerings are platform-specific
-_PRIMITIVES = {
-    "jax.numpy.linalg.eig": ("eig",),
-    "jax.numpy.linalg.eigvals": ("eig",),
-    "jax.lax.linalg.eig": ("eig",),
-    "jax.numpy.roots": ("eig",),
-    "jax.scipy.linalg.schur": ("schur",),
-    "jax.scipy.linalg.sqrtm": ("schur",),
-    "jax.scipy.linalg.funm": ("schur",),
-    "jax.scipy.linalg.solve_sylvester": ("schur",),
-    "jax.lax.linalg.schur": ("schur",),
-    "jax.scipy.linalg.hessenberg": ("hessenberg",),
-    "jax.lax.linalg.hessenberg": ("hessenberg",),
-    "jax.lax.linalg.qr": ("geqp3",),
-    "jax.scipy.linalg.qr": ("geqp3",),
-    "jax.lax.linalg.tridiagonal": ("tridiagonal",),
-    "jax.nn.scaled_matmul": ("scaled_matmul",),
-    "jax.nn.scaled_dot_general": ("scaled_matmul",),
-    "jax.experimental.sparse.linalg.spsolve": ("spsolve",),
-    "jax.experimental.rnn.lstm": ("rnn_fwd", "rnn_bwd"),
-    "jax.nn.dot_product_attention": (
-        "dot_product_attention_fwd",
-        "dot_product_attention_bwd",
-        "dot_product_attention_fp8_fwd",
-        "dot_product_attention_fp8_bwd",
-    ),
-}
-APIS: tuple[Api, ...] = tuple(replace(a, primitives=_PRIMITIVES.get(a.qualname, ())) for a in _ENTRIES)
+APIS = with_primitives((*ENTRIES, *PRESETS, *ALGORITHMS, *EXPERIMENTAL))
 
 _EIG = "import jax.numpy as jnp\n\nw, v = jnp.linalg.eig(a)\n"
 _EIG_FIXED = """\
@@ -233,6 +39,71 @@ def test_schur_is_upper_triangular(a):
     assert (t == t.triu()).all()
 """
 
+_PRESET = """\
+from jax import lax
+
+PRECISION = lax.DotAlgorithmPreset.TF32_TF32_F32
+
+
+def project(a, b):
+    return lax.dot(a, b, precision=PRECISION)
+"""
+_PRESET_FIXED = """\
+from jax import lax
+import jax
+
+PRECISION = lax.DotAlgorithmPreset.TF32_TF32_F32
+
+
+def project(a, b):
+    if jax.default_backend() in ("tpu", "gpu", "cuda", "rocm"):
+        return lax.dot(a, b, precision=PRECISION)
+    else:
+        raise NotImplementedError("lax.dot requires one of: cuda, rocm, tpu")
+"""
+_PALLAS = """\
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+add_one = pl.pallas_call(kernel, out_shape=out, compiler_params=pltpu.CompilerParams())
+"""
+_PALLAS_FIXED = """\
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+import jax
+
+if jax.default_backend() in ("tpu",):
+    add_one = pl.pallas_call(kernel, out_shape=out, compiler_params=pltpu.CompilerParams())
+else:
+    raise NotImplementedError("pallas_call requires one of: tpu")
+"""
+_SVD = """\
+from jax import lax
+from jax.lax.linalg import SvdAlgorithm
+
+u, s, vt = lax.linalg.svd(a, algorithm=SvdAlgorithm.QR)
+"""
+_SVD_FIXED = """\
+from jax import lax
+from jax.lax.linalg import SvdAlgorithm
+import jax
+
+if jax.default_backend() in ("cpu", "gpu", "cuda", "rocm"):
+    u, s, vt = lax.linalg.svd(a, algorithm=SvdAlgorithm.QR)
+else:
+    raise NotImplementedError("lax.linalg.svd requires one of: cpu, cuda, rocm")
+"""
+_POLY = "import jax.numpy as jnp\n\ncoeffs = jnp.poly(jnp.eye(n))\n"
+_POLY_FIXED = """\
+import jax.numpy as jnp
+import jax
+
+if jax.default_backend() in ("cpu", "gpu", "cuda", "rocm"):
+    coeffs = jnp.poly(jnp.eye(n))
+else:
+    raise NotImplementedError("jnp.poly requires one of: cpu, cuda, rocm")
+"""
+
 
 class BackendLimitedApi(Rule):
     code = "JT003"
@@ -243,6 +114,11 @@ class BackendLimitedApi(Rule):
         "Some public JAX APIs have lowering rules for only some platforms: eigen-"
         "decompositions have no TPU lowering, `schur`, `sqrtm` and `hessenberg` lower "
         "only on CPU, the block-scaled matmuls and the cuDNN attention need a GPU. "
+        "Others are limited only by an argument: a dot-algorithm preset CPU has no "
+        "algorithm for, a decomposition's `algorithm=`/`implementation=`, Pallas kernels "
+        "outside interpret mode or with another platform's `compiler_params`. Those are "
+        "reported only where the call visibly passes that argument (read through "
+        "`functools.partial`, variables, module constants and import aliases). "
         "The failure appears only when the program is compiled for that platform."
     )
     severity = "warning"
@@ -259,6 +135,14 @@ class BackendLimitedApi(Rule):
             targets=("cpu", "gpu"),
             path="tests/test_schur.py",
         ),
+        # a preset through a module constant: CPU has no TF32 algorithm
+        Example(_PRESET, ("JT003",), fixed=_PRESET_FIXED, targets=("cpu",)),
+        # TPU compiler params outside interpret mode: neither CPU nor a GPU lowers it
+        Example(_PALLAS, ("JT003",), fixed=_PALLAS_FIXED, targets=("cpu", "cuda")),
+        # an enum member through an import alias: only POLAR runs on TPU (jax 0.8.1+)
+        Example(_SVD, ("JT003",), fixed=_SVD_FIXED, targets=("tpu",)),
+        # roots of a visibly square matrix's characteristic polynomial: an eig
+        Example(_POLY, ("JT003",), fixed=_POLY_FIXED, targets=("tpu",)),
     )
     valid = (
         Example(_EIG, targets=("cpu", "cuda")),
@@ -269,6 +153,27 @@ class BackendLimitedApi(Rule):
             targets=("tpu",),
         ),
         Example("from jax import lax\n\nq, r = lax.linalg.qr(a, pivoting=False)\n", targets=("tpu",)),
+        # presets CPU has, and a precision that is not visible here
+        Example(
+            "import jax.numpy as jnp\n\n\ndef project(a, b, precision):\n"
+            '    c = jnp.dot(a, b, precision="BF16_BF16_F32")\n'
+            "    return jnp.matmul(c, b, precision=precision)\n",
+            targets=("cpu",),
+        ),
+        # interpret mode, also when chosen by the backend
+        Example(
+            "import jax\nfrom jax.experimental import pallas as pl\n\n"
+            "debug = pl.pallas_call(kernel, out_shape=out, interpret=True)\n"
+            'fast = pl.pallas_call(kernel, out_shape=out, interpret=jax.default_backend() == "cpu")\n',
+            targets=("cpu",),
+        ),
+        # the default algorithm, and a polynomial's roots of coefficients whose shape is not visible
+        Example(
+            "import jax.numpy as jnp\nfrom jax import lax\n\n"
+            "u, s, vt = lax.linalg.svd(a, algorithm=lax.linalg.SvdAlgorithm.DEFAULT)\n"
+            "coeffs = jnp.poly(zeros)\n",
+            targets=("tpu",),
+        ),
     )
 
     def check(self, ctx: CheckContext) -> Iterator[Violation]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from ..apis import Api, ProbeCase
 from ..semantics.conditions import GUARD_NAMES
-from ..semantics.module import Wanted
+from ..semantics.module import Module, Reference, Wanted
 from ..semantics.uses import USE_NAMES
+from .arguments import condition_platforms
 from .base import Rule
 from .jt001_gpu_only_collective import GpuOnlyCollective
 from .jt002_manual_sharding_required import ManualShardingRequired
@@ -20,13 +21,28 @@ RULES: tuple[Rule, ...] = (
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
 ALL_CODES: tuple[str, ...] = tuple(rule.code for rule in RULES)
 
-#: Every API some rule reports, once, by qualified name.
-APIS: dict[str, Api] = {api.qualname: api for rule in RULES for api in rule.apis}
+#: Every catalog entry some rule reports, once, by key (the qualified name, with its condition).
+APIS: dict[str, Api] = {api.key: api for rule in RULES for api in rule.apis}
 
-#: What the semantic model must find for these rules.
+#: The entries of each API, by qualified name (several where arguments decide the platforms).
+ENTRIES: dict[str, tuple[Api, ...]] = {}
+for _api in APIS.values():
+    ENTRIES[_api.qualname] = (*ENTRIES.get(_api.qualname, ()), _api)
+
+#: What the semantic model must find for these rules: their APIs, and the names their
+#: guards, uses and argument conditions read.
 WANTED = Wanted(
-    subjects=frozenset(APIS),
-    context=(GUARD_NAMES | USE_NAMES).union(*(rule.context for rule in RULES)),
+    subjects=frozenset(ENTRIES),
+    # an API whose every entry needs an argument is looked at only in modules spelling it
+    gates={
+        q: tuple(a.condition.words for a in entries if a.condition is not None)
+        for q, entries in ENTRIES.items()
+        if all(a.condition is not None and a.condition.words for a in entries)
+    },
+    context=(GUARD_NAMES | USE_NAMES).union(
+        *(rule.context for rule in RULES),
+        *(api.condition.names for api in APIS.values() if api.condition is not None),
+    ),
 )
 
 #: The probe's fixed cases, by id; the first one's verdict is the probe's headline.
@@ -36,6 +52,14 @@ PROBE_CASES: tuple[tuple[str, ProbeCase], ...] = tuple(case for rule in RULES fo
 def rules_for_api(qualname: str) -> list[Rule]:
     """The rules that report ``qualname``, in code order."""
     return [rule for rule in RULES if any(api.qualname == qualname for api in rule.apis)]
+
+
+def entry_at(module: Module, ref: Reference) -> Api:
+    """The catalog entry that describes a use: among those whose condition holds there, the
+    one lowering on the fewest platforms (an unconditioned entry, or the first, when none does)."""
+    entries = ENTRIES[ref.qualname]
+    holding = [a for a in entries if a.condition is None or condition_platforms(module, ref, a.condition)]
+    return min(holding, key=lambda a: len(a.platforms(None))) if holding else entries[0]
 
 
 def rule_for_name(text: str) -> Rule | None:

@@ -98,13 +98,25 @@ class Wanted:
 
     subjects: frozenset[str]
     context: frozenset[str] = frozenset()
+    #: subject -> for each of its entries, word sets a module must spell (one word of each)
+    #: for a use to matter (an API reported only with some argument)
+    gates: Mapping[str, tuple[tuple[frozenset[str], ...], ...]] = field(default_factory=dict)
 
     @property
     def all(self) -> frozenset[str]:
         return self.subjects | self.context
 
-    def subject_terms(self) -> frozenset[str]:
-        return frozenset(q.rsplit(".", 1)[-1] for q in self.subjects)
+    def subject_terms(self, source: str | None = None) -> frozenset[str]:
+        """The last name parts of the subjects (with ``source``: of those it can use visibly)."""
+        subjects = self.subjects
+        if source is not None and self.gates:
+            subjects = frozenset(q for q in subjects if q not in self.gates or self._spelled(q, source))
+        return frozenset(q.rsplit(".", 1)[-1] for q in subjects)
+
+    def _spelled(self, qualname: str, source: str) -> bool:
+        return any(
+            all(any(word in source for word in words) for words in entry) for entry in self.gates[qualname]
+        )
 
     def terms(self) -> frozenset[str]:
         return frozenset(q.rsplit(".", 1)[-1] for q in self.all)
@@ -309,7 +321,7 @@ def analyse(
         if " as " in source
         else set()
     )
-    subject_lines = lines_with_words(text, wanted.subject_terms() | aliases)
+    subject_lines = lines_with_words(text, wanted.subject_terms(source) | aliases)
     if not subject_lines:
         return module
     view.ensure(subject_lines)

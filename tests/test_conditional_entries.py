@@ -1,0 +1,227 @@
+"""Catalog entries decided by an argument: read only where the call shows it, verdicts by jax version."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from jaxtarget.lsp.hover import hover_markdown
+from jaxtarget.rules.registry import APIS, ENTRIES
+
+from .conftest import ROOT, CheckFn, make_engine
+
+JAX_VENVS = ROOT / ".jax-venvs"
+
+
+def _python(name: str) -> str:
+    python = JAX_VENVS / name / "bin" / "python"
+    if not python.exists():
+        pytest.skip(f"{name} venv not installed (scripts/test.sh installs it)")
+    return str(python)
+
+
+def _messages(check: CheckFn, source: str, targets: tuple[str, ...]) -> list[tuple[int, str]]:
+    analysis = check(textwrap.dedent(source), targets)
+    return [(f.span.line, f.message) for f in analysis.findings if f.code == "JT003"]
+
+
+def test_every_api_with_several_entries_has_distinct_conditions() -> None:
+    for qualname, entries in ENTRIES.items():
+        texts = [a.condition.text if a.condition else "" for a in entries]
+        assert len(set(texts)) == len(texts), qualname
+    assert (
+        len(ENTRIES["jax.lax.linalg.svd"]) == 5 and len(ENTRIES["jax.experimental.pallas.pallas_call"]) == 3
+    )
+
+
+@pytest.mark.parametrize(
+    ("call", "found"),
+    [
+        # enum member, string, custom algorithm, a module constant, a partial's keyword and position
+        ("lax.dot(a, b, precision=lax.DotAlgorithmPreset.BF16_BF16_BF16)", True),
+        ('jnp.dot(a, b, precision="ANY_F8_ANY_F8_F32")', True),
+        (
+            "jnp.einsum('ij,jk', a, b, precision=lax.DotAlgorithm(jnp.float32, jnp.float32, jnp.float32))",
+            True,
+        ),
+        ("jnp.matmul(a, b, precision=PREC)", True),
+        ('functools.partial(lax.dot, precision="F16_F16_F32")(a, b)', True),
+        ("functools.partial(lax.dot_general, dimension_numbers=dn)(a, b, dn, PREC)", False),
+        ("lax.dot_general(a, b, dn, PREC)", True),
+        # presets CPU has, precisions that are not visible, anything passed through **kwargs
+        ('jnp.dot(a, b, precision="BF16_BF16_F32")', False),
+        ("jnp.dot(a, b, precision=lax.DotAlgorithmPreset.F32_F32_F32)", False),
+        ("jnp.dot(a, b, precision=precision)", False),
+        ("jnp.dot(a, b, **options)", False),
+        ('jnp.dot(a, b, precision="highest")', False),
+    ],
+)
+def test_dot_presets_are_found_only_where_visible(check: CheckFn, call: str, found: bool) -> None:
+    source = f"""\
+    import functools
+    import jax.numpy as jnp
+    from jax import lax
+
+    PREC = lax.DotAlgorithmPreset.TF32_TF32_F32
+
+
+    def f(a, b, dn, precision, options):
+        return {call}
+    """
+    messages = _messages(check, source, ("cpu",))
+    assert bool(messages) == found, messages
+    if found:
+        assert "precision= preset CPU lacks only lowers on cuda, rocm, tpu; target 'cpu'" in messages[0][1]
+
+
+@pytest.mark.parametrize(
+    ("args", "targets", "expected"),
+    [
+        ("", ("cpu",), "without interpret=True only lowers on cuda, tpu; target 'cpu'"),
+        (", interpret=False", ("cpu",), "without interpret=True"),
+        (", interpret=True", ("cpu",), None),
+        (", interpret=flag", ("cpu",), None),
+        (", **options", ("cpu",), None),
+        (', interpret=jax.default_backend() == "cpu"', ("cpu",), None),
+        (", compiler_params=pltpu.CompilerParams()", ("cuda",), "with TPU compiler_params"),
+        (", compiler_params=plgpu.CompilerParams(num_warps=4)", ("tpu",), "with Triton compiler_params"),
+        (", compiler_params=plgpu.CompilerParams(num_warps=4)", ("cuda",), None),
+        (", compiler_params=params", ("tpu",), None),
+    ],
+)
+def test_pallas_call_outside_interpret_mode(
+    check: CheckFn, args: str, targets: tuple[str, ...], expected: str | None
+) -> None:
+    source = f"""\
+    import jax
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import tpu as pltpu
+    from jax.experimental.pallas import triton as plgpu
+
+
+    def f(kernel, out, flag, params, options):
+        return pl.pallas_call(kernel, out_shape=out{args})
+    """
+    messages = _messages(check, source, targets)
+    if expected is None:
+        assert messages == []
+    else:
+        ((_, message),) = messages
+        assert expected in message, message
+
+
+@pytest.mark.parametrize(
+    ("arg", "found"),
+    [
+        ("jnp.eye(n)", True),
+        ("np.identity(3)", True),
+        ("jnp.zeros((n, n))", True),
+        ("jnp.array([[1.0, 2.0], [3.0, 4.0]])", True),
+        ("[[1, 2], [3, 4]]", True),
+        ("SQUARE", True),
+        ("[1.0, 2.0]", False),
+        ("jnp.zeros(n)", False),
+        ("zeros", False),
+        ("[row, row]", False),
+    ],
+)
+def test_poly_of_a_visibly_square_matrix(check: CheckFn, arg: str, found: bool) -> None:
+    source = f"""\
+    import numpy as np
+    import jax.numpy as jnp
+
+    SQUARE = jnp.eye(4)
+
+
+    def f(zeros, n, row):
+        return jnp.poly({arg})
+    """
+    assert bool(_messages(check, source, ("tpu",))) == found
+
+
+def test_enum_members_through_aliases_constants_and_partial(check: CheckFn) -> None:
+    source = """\
+    import functools
+    from jax import lax
+    from jax.lax import linalg as L
+    from jax.lax.linalg import EighImplementation as Impl
+
+    JACOBI = L.SvdAlgorithm.JACOBI
+
+
+    def f(a):
+        lax.linalg.svd(a, algorithm=JACOBI)
+        functools.partial(L.eigh, implementation=Impl.QDWH)(a)
+        lax.linalg.eig(a, implementation=lax.linalg.EigImplementation.LAPACK)
+        lax.linalg.svd(a, algorithm=L.SvdAlgorithm.DEFAULT)
+    """
+    messages = _messages(check, source, ("cpu",))
+    assert [line for line, _ in messages] == [10, 11]
+    assert "with algorithm=SvdAlgorithm.JACOBI only lowers on GPU (cuda, rocm)" in messages[0][1]
+    assert "with implementation=EighImplementation.QDWH only lowers on tpu" in messages[1][1]
+
+
+def test_the_narrower_entry_is_reported_where_several_hold(check: CheckFn) -> None:
+    source = """\
+    from jax import lax
+
+
+    def f(a):
+        return lax.linalg.eig(a, implementation=lax.linalg.EigImplementation.MAGMA)
+    """
+    ((_, message),) = _messages(check, source, ("tpu",))
+    assert "`lax.linalg.eig` with implementation=EigImplementation.MAGMA only lowers on GPU" in message
+
+
+SVD_QR = """\
+from jax import lax
+from jax.lax.linalg import SvdAlgorithm
+
+
+def decompose(a):
+    return lax.linalg.svd(a, algorithm=SvdAlgorithm.QR)
+"""
+PALLAS = """\
+from jax.experimental import pallas as pl
+
+
+def add_one(kernel, out):
+    return pl.pallas_call(kernel, out_shape=out)
+"""
+
+
+@pytest.mark.parametrize(
+    ("venv", "svd_on_tpu", "pallas_on_rocm"),
+    [
+        # QR SVD lowered on TPU before 0.8.1; the Mosaic GPU default of 0.9.1-0.11 has no ROCm lowering
+        ("jax-0.7.0", True, True),
+        ("jax-0.8.2", False, True),
+        ("own", False, False),
+        ("jax-0.12.0.1", False, True),
+    ],
+)
+def test_check_and_hover_follow_the_interpreters_jax(
+    venv: str, svd_on_tpu: bool, pallas_on_rocm: bool
+) -> None:
+    python = None if venv == "own" else _python(venv)
+    for source, target, lowers, key in (
+        (SVD_QR, "tpu", svd_on_tpu, "jax.lax.linalg.svd[with algorithm=SvdAlgorithm.QR]"),
+        (PALLAS, "rocm", pallas_on_rocm, "jax.experimental.pallas.pallas_call[without interpret=True]"),
+    ):
+        engine = make_engine((target,), python)
+        analysis = engine.check(source)
+        assert [f.code for f in analysis.findings] == ([] if lowers else ["JT003"]), (venv, key)
+        assert analysis.module is not None
+        (ref,) = analysis.module.references
+        hover = hover_markdown(engine, ref, analysis, None)
+        api = APIS[key]
+        condition = api.condition.text if api.condition else ""
+        assert f"(`{api.qualname}` {condition}, jax {engine.environment.jax_version})" in hover, hover
+        if lowers:
+            assert "lowers on every reachable target" in hover, hover
+        else:
+            assert f"fails on {target}" in hover, hover
+    if venv == "own":
+        (finding,) = make_engine(("rocm",), python).check(PALLAS).findings
+        assert finding.message.endswith("(lowers on rocm from jax 0.12.0; you have 0.10.2)"), finding.message
