@@ -25,6 +25,10 @@ class _Answered:
     jsonrpc = "2.0"
 
 
+def _reason(error: BaseException, expected: type | None) -> str:
+    return str(error) or (f"expected {expected.__name__}" if expected else type(error).__name__)
+
+
 class JaxTargetProtocol(LanguageServerProtocol):
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
@@ -36,7 +40,8 @@ class JaxTargetProtocol(LanguageServerProtocol):
             error = exc
             cause = exc.__cause__
             if isinstance(exc, JsonRpcInvalidParams) and isinstance(cause, cattrs.ClassValidationError):
-                details = "; ".join(cattrs.transform_error(cause, path="params")[:3])
+                errors = cattrs.transform_error(cause, path="$", format_exception=_reason)
+                details = "; ".join(errors[:3])
                 error = JsonRpcInvalidParams(f"invalid params for {method}: {details}")
             log.warning("answered %s request %s with %s", method, msg_id, error)
             self._send_response(msg_id, error=error.to_response_error())
