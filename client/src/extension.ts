@@ -3,13 +3,13 @@ import * as path from "path";
 import * as vscode from "vscode";
 import { PythonExtension } from "@vscode/python-extension";
 import {
+  DidChangeConfigurationNotification,
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
   State,
-  vsdiag,
 } from "vscode-languageclient/node";
-import { chooseInterpreter, explicitSettings, serverCommand, statusText } from "./settings";
+import { chooseInterpreter, explicitSettings, serverCommand, settingsChange, statusText } from "./settings";
 
 let client: LanguageClient | undefined;
 let output: vscode.LogOutputChannel;
@@ -66,10 +66,8 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
       workspaceTrusted: trusted,
     },
     synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher("**/pyproject.toml") },
+    // VS Code pulls diagnostics, and the server then pushes none: each finding shows once.
     middleware: {
-      // The server pushes versioned diagnostics to every client; answering VS Code's
-      // pulls as well would show each finding twice.
-      provideDiagnostics: () => ({ kind: vsdiag.DocumentDiagnosticReportKind.full, items: [] }),
       workspace: {
         configuration: (params) =>
           params.items.map((item) => {
@@ -174,9 +172,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
-      if (e.affectsConfiguration("jaxtarget.interpreter") || e.affectsConfiguration("jaxtarget.logLevel")) {
+      const change = settingsChange((section) => e.affectsConfiguration(section));
+      if (change === "restart") {
         await restart(context);
-      } else if (e.affectsConfiguration("jaxtarget")) {
+      } else if (change === "notify") {
+        // the server asks for the settings again (workspace/configuration) and refreshes
+        if (client?.state === State.Running) {
+          await client.sendNotification(DidChangeConfigurationNotification.type, { settings: null });
+        }
         updateStatus();
       }
     }),

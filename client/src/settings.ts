@@ -17,9 +17,24 @@ export const SERVER_KEYS = [
   "select",
   "ignore",
   "severity",
+  "guardFunctions",
   "exclude",
   "probe.timeoutSeconds",
 ] as const;
+
+/** Settings read only when the server starts: changing one restarts it. */
+const RESTART_KEYS = ["interpreter", "logLevel"];
+
+/**
+ * What a configuration change asks of the client: restart the server (the interpreter or
+ * the log level changed), tell it to read its settings again, or nothing.
+ */
+export function settingsChange(affects: (section: string) => boolean): "restart" | "notify" | "none" {
+  if (RESTART_KEYS.some((key) => affects(`jaxtarget.${key}`))) {
+    return "restart";
+  }
+  return affects("jaxtarget") ? "notify" : "none";
+}
 
 /**
  * Settings the user set explicitly, most specific scope first. Unset keys are left

@@ -2,7 +2,15 @@ import { strict as assert } from "node:assert";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { chooseInterpreter, explicitSettings, inside, SERVER_KEYS, serverCommand, statusText } from "../settings";
+import {
+  chooseInterpreter,
+  explicitSettings,
+  inside,
+  SERVER_KEYS,
+  serverCommand,
+  settingsChange,
+  statusText,
+} from "../settings";
 
 const pkg = JSON.parse(readFileSync(join(__dirname, "..", "..", "..", "package.json"), "utf8"));
 
@@ -55,11 +63,25 @@ test("server command runs the bundled server with the user's interpreter", () =>
   assert.equal(serverCommand("py", undefined, {}).env.PYTHONPATH, undefined);
 });
 
-test("every server key is contributed in package.json", () => {
+test("every server key is contributed in package.json, and every contributed key is sent", () => {
   const props = pkg.contributes.configuration.properties;
   for (const key of SERVER_KEYS) {
     assert.ok(`jaxtarget.${key}` in props, key);
   }
+  const sent = new Set<string>([...SERVER_KEYS, "logLevel"]); // logLevel is the client's own
+  for (const key of Object.keys(props)) {
+    assert.ok(sent.has(key.replace(/^jaxtarget\./, "")), key);
+  }
+});
+
+test("a settings change restarts the server, or has it read its settings again", () => {
+  const only = (changed: string[]) => (section: string) =>
+    changed.some((key) => key === section || key.startsWith(`${section}.`));
+  assert.equal(settingsChange(only(["jaxtarget.interpreter"])), "restart");
+  assert.equal(settingsChange(only(["jaxtarget.logLevel"])), "restart");
+  assert.equal(settingsChange(only(["jaxtarget.targetBackends"])), "notify");
+  assert.equal(settingsChange(only(["jaxtarget.probe.timeoutSeconds"])), "notify");
+  assert.equal(settingsChange(only(["python.defaultInterpreterPath"])), "none");
 });
 
 test("status text", () => {
