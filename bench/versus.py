@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: label -> (script, pattern of the figure in its output)
 FIGURES: dict[str, tuple[str, str]] = {
     "full check, warm (ms)": ("check_bench.py", r"warm full check, median of 30:\s+([\d.]+) ms"),
-    "sparse check after an edit (ms)": ("check_bench.py", r"after a one-line edit mid-module.*?: ([\d.]+) ms"),
+    "sparse check after an edit (ms)": ("check_bench.py", r"one-line edit mid-module.*?: ([\d.]+) ms"),
     "open -> first diagnostics, cold (ms)": ("lsp_bench.py", r"open -> first diagnostics.*?:\s+([\d.]+) ms"),
     "didChange -> diagnostics, median (ms)": ("lsp_bench.py", r"over 50 edits: median ([\d.]+) ms"),
     "server RSS after 20 files (MB)": ("lsp_bench.py", r"server RSS after opening 20 files.*?: ([\d.]+) MB"),
@@ -66,7 +66,8 @@ def main() -> None:
                         got[label][side].append(float(match.group(1)))
         print(f"round {n + 1} of {args.rounds} done", file=sys.stderr, flush=True)
     print(f"A: {trees['A']}\nB: {trees['B']}\n")
-    print(f"{'figure':40} {'A (min/median/max)':>24} {'B (min/median/max)':>24} {'A/B per round, median':>22}")
+    head = f"{'figure':40} {'A (min/median/max)':>24} {'B (min/median/max)':>24}"
+    print(f"{head} {'A/B per round, median':>22}")
     for label, sides in got.items():
         a, b = sides["A"], sides["B"]
         if not a or not b:

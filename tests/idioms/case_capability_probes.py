@@ -34,7 +34,7 @@ def _square():
     return jnp.eye(3) + 0.1 * jnp.arange(9.0).reshape(3, 3)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _scaled_matmul_supported() -> bool:
     """Whether the backend lowers scaled_matmul: compiled inside the try, so the error is caught."""
     x = jnp.zeros((1, 1, 32), jnp.float32)
