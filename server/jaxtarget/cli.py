@@ -1,4 +1,4 @@
-"""Command line: `jaxtarget check | rules | rule | probe | lsp`."""
+"""Command line: `jaxtarget check | rules | rule | probe | config | lsp`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from .config import SETTINGS, cli_layer, problems_text
 from .docs import render_rule, render_rules_markdown, render_rules_text, rules_json
 from .engine import Analysis, Engine
 from .environment import InterpreterError
-from .files import SourceError, discover, force_excluded, read_source_file, write_source
+from .files import SourceError, discover, force_excluded, is_python_file, read_source_file, write_source
 from .fixes.apply import fix_source, unified_diff
 from .formats import FORMATS, RENDERERS, FileResult, display_name, render_fixes, render_text
 from .model import Finding, Fix
@@ -37,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     c = sub.add_parser("check", help="check files or folders")
-    c.add_argument("paths", nargs="*", default=["."], type=Path)
+    c.add_argument("paths", nargs="*", default=[Path(".")], type=Path)
     _setting_flags(c, "check")
     c.add_argument("--format", choices=FORMATS, default="text")
     c.add_argument("--fix", action="store_true", help="apply the safe fixes in place")
@@ -76,6 +76,13 @@ def _parser() -> argparse.ArgumentParser:
         help="list the platform-limited primitives of this jax's lowering registry, covered or not",
     )
 
+    cfg = sub.add_parser("config", help="show the settings that apply to a file, and where each was set")
+    cfg.add_argument("path", nargs="?", default=Path("."), type=Path)
+    for s in SETTINGS:
+        if s.cli is not None:
+            cfg.add_argument(s.cli, dest=s.name, default=None, help=f"{s.doc} ({s.type_doc})")
+    cfg.add_argument("--format", choices=("text", "json"), default="text")
+
     lsp = sub.add_parser("lsp", help="run the language server on stdio")
     lsp.add_argument("--stdio", action="store_true", help="use stdio (the default)")
     return p
@@ -92,8 +99,15 @@ def _flags(args: argparse.Namespace, command: str) -> dict[str, str | None]:
     return {s.name: getattr(args, s.name) for s in SETTINGS if s.cli is not None and command in s.commands}
 
 
+COMMANDS = ("check", "rules", "rule", "probe", "config", "lsp")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
+        argv = list(sys.argv[1:] if argv is None else argv)
+        if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
+            given = f"unknown option {argv[0]}; " if argv else ""
+            raise UsageError(f"{given}expected a command: {', '.join(COMMANDS)} (jaxtarget --help)")
         args = _parser().parse_args(argv)
         if args.command == "check":
             return _check(args)
@@ -109,6 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.command == "probe":
             return _probe(args)
+        if args.command == "config":
+            return _config(args)
         if args.command == "lsp":
             from .lsp.server import serve
 
@@ -129,9 +145,7 @@ def _check(args: argparse.Namespace) -> int:
     overrides, problems = cli_layer(_flags(args, "check"))
     if problems:
         raise UsageError(problems_text(problems))
-    missing = [str(p) for p in args.paths if not p.exists()]
-    if missing:
-        raise UsageError(f"no such file or folder: {missing[0]}")
+    _check_paths(args.paths)
     engines = Engines()
     results: list[FileResult] = []
     diffs: list[str] = []
@@ -148,6 +162,34 @@ def _check(args: argparse.Namespace) -> int:
                 raise UsageError(problems_text(file_problems))
             results.append(_check_file(path, engines.engine(settings), args, diffs))
     return _report(args, results, diffs)
+
+
+def _check_paths(paths: Sequence[Path]) -> None:
+    """Each path named on the command line is a folder or a Python file (never parse a text file)."""
+    for path in paths:
+        if not path.exists():
+            raise UsageError(f"no such file or folder: {path}")
+        if not path.is_dir() and not path.is_file():
+            raise UsageError(f"not a file or folder: {path}")
+        if path.is_file() and not is_python_file(path):
+            raise UsageError(
+                f"not a Python file: {path} (check reads .py and .pyi files, "
+                "scripts whose first line runs python, and folders)"
+            )
+
+
+def _config(args: argparse.Namespace) -> int:
+    from .effective import effective, render_json, render_text
+
+    if not args.path.exists():
+        raise UsageError(f"no such file or folder: {args.path}")
+    flags = {s.name: getattr(args, s.name) for s in SETTINGS if s.cli is not None}
+    overrides, problems = cli_layer(flags)
+    if problems:
+        raise UsageError(problems_text(problems))
+    result = effective(args.path, overrides)
+    sys.stdout.write((render_json if args.format == "json" else render_text)(result))
+    return 2 if result.problems else 0
 
 
 def _check_file(path: Path, engine: Engine, args: argparse.Namespace, diffs: list[str]) -> FileResult:

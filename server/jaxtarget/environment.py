@@ -57,8 +57,10 @@ def resolve_interpreter(python: str | None, base: Path | None = None) -> str:
         path = base / path
     if not path.exists():
         bare = not path.is_absolute() and os.sep not in python and "/" not in python
-        tried = "not on PATH" if bare else f"looked for {path.absolute()}"
-        raise InterpreterError(f"interpreter not found: {python} ({tried})", "interpreter-missing")
+        tried = " (not on PATH)" if bare else f" (looked for {path.absolute()})"
+        if str(path.absolute()) == python:
+            tried = ""
+        raise InterpreterError(f"interpreter not found: {python}{tried}", "interpreter-missing")
     if path.is_dir():
         for candidate in _venv_pythons(path):
             if candidate.exists():

@@ -138,6 +138,23 @@ def _excluded(rel: str, name: str, patterns: Sequence[str], is_dir: bool) -> boo
     return False
 
 
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+def is_python_file(path: Path) -> bool:
+    """A file to read as Python: ``.py``/``.pyi``, or a script whose first line runs python."""
+    if path.name.endswith(PYTHON_SUFFIXES):
+        return True
+    if path.suffix:
+        return False
+    try:
+        with path.open("rb") as fh:
+            first = fh.readline(200)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first
+
+
 def discover(paths: Sequence[Path], exclude: Sequence[str] = (), root: Path | None = None) -> Iterator[Path]:
     """Python files under ``paths``; explicitly named files are always included."""
     seen: set[Path] = set()
