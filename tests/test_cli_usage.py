@@ -17,7 +17,9 @@ PSEND = 'from jax import lax\n\ny = lax.psend(x, "i", [(0, 1)])\n'
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    (tmp_path / "pyproject.toml").write_text('[tool.jaxtarget]\ntargets = ["cpu", "tpu"]\nignore = ["JT002"]\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.jaxtarget]\ntargets = ["cpu", "tpu"]\nignore = ["JT002"]\n'
+    )
     (tmp_path / "m.py").write_text(PSEND)
     (tmp_path / "notes.txt").write_text(PSEND)  # Python text in a file that is not Python
     return tmp_path
