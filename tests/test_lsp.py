@@ -13,7 +13,14 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
-from .lsp_helpers import SERVER, apply_workspace_edit, change_doc, open_doc, wait_for_version
+from .lsp_helpers import (
+    SERVER,
+    apply_workspace_edit,
+    change_doc,
+    open_doc,
+    record_publications,
+    wait_for_version,
+)
 
 PAIR = textwrap.dedent(
     """\
@@ -76,21 +83,6 @@ async def test_open_publishes_versioned_diagnostics(client: LanguageClient, work
     assert recv.related_information and recv.related_information[0].location.range == send.range
 
 
-def _record_publications(client: LanguageClient) -> list[types.PublishDiagnosticsParams]:
-    """Every publishDiagnostics the client receives from now on, in arrival order."""
-    seen: list[types.PublishDiagnosticsParams] = []
-    handle = client.protocol._handle_notification
-
-    def recording(method: str, params: object) -> None:
-        if method == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS:
-            assert isinstance(params, types.PublishDiagnosticsParams)
-            seen.append(params)
-        handle(method, params)
-
-    client.protocol._handle_notification = recording  # type: ignore[method-assign]
-    return seen
-
-
 async def _barrier(client: LanguageClient) -> None:
     """A request answered only after the server has read every earlier notification."""
     await client.workspace_execute_command_async(
@@ -100,7 +92,7 @@ async def _barrier(client: LanguageClient) -> None:
 
 async def test_rapid_edits_publish_only_current_versions(client: LanguageClient, workspace: Path) -> None:
     uri = (workspace / "edit.py").as_uri()
-    seen = _record_publications(client)
+    seen = record_publications(client)
     open_doc(client, uri, PAIR)
     await wait_for_version(client, uri, 1)
     texts = {1: PAIR}
