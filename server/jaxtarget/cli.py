@@ -17,6 +17,7 @@ from .files import SourceError, discover, force_excluded, is_python_file, read_s
 from .fixes.apply import fix_source, unified_diff
 from .formats import FORMATS, RENDERERS, FileResult, display_name, render_fixes, render_text
 from .model import Finding, Fix
+from .notebook_check import NOTEBOOK_SUFFIX, NotebookOptions, check_notebook
 from .platforms import TargetError
 from .project import Engines, interpreter_setting, settings_for
 from .rules.registry import RULES, rule_for_name
@@ -173,7 +174,7 @@ def _check_paths(paths: Sequence[Path]) -> None:
             raise UsageError(f"not a file or folder: {path}")
         if path.is_file() and not is_python_file(path):
             raise UsageError(
-                f"not a Python file: {path} (check reads .py and .pyi files, "
+                f"not a Python file: {path} (check reads .py and .pyi files, notebooks (.ipynb), "
                 "scripts whose first line runs python, and folders)"
             )
 
@@ -194,6 +195,9 @@ def _config(args: argparse.Namespace) -> int:
 
 def _check_file(path: Path, engine: Engine, args: argparse.Namespace, diffs: list[str]) -> FileResult:
     """Check one file; with --fix write the fixed text, with --diff collect its diff."""
+    if path.suffix == NOTEBOOK_SUFFIX:
+        options = NotebookOptions(args.fix, args.diff, args.unsafe_fixes, args.format == "json")
+        return check_notebook(path, lambda text: engine.check(text, str(path)), options, diffs)
     try:
         file = read_source_file(path)
     except SourceError as exc:

@@ -139,11 +139,13 @@ def _excluded(rel: str, name: str, patterns: Sequence[str], is_dir: bool) -> boo
 
 
 PYTHON_SUFFIXES = (".py", ".pyi")
+#: Jupyter notebooks, checked as the module of their code cells (``notebook_check.py``)
+NOTEBOOK_SUFFIXES = (".ipynb",)
 
 
 def is_python_file(path: Path) -> bool:
-    """A file to read as Python: ``.py``/``.pyi``, or a script whose first line runs python."""
-    if path.name.endswith(PYTHON_SUFFIXES):
+    """A file to check: ``.py``/``.pyi``, a notebook, or a script whose first line runs python."""
+    if path.name.endswith(PYTHON_SUFFIXES + NOTEBOOK_SUFFIXES):
         return True
     if path.suffix:
         return False
@@ -177,7 +179,7 @@ def discover(paths: Sequence[Path], exclude: Sequence[str] = (), root: Path | No
                 keep.append(d)
             dirnames[:] = keep
             for f in sorted(filenames):
-                if not f.endswith((".py", ".pyi")):
+                if not f.endswith(PYTHON_SUFFIXES + NOTEBOOK_SUFFIXES):
                     continue
                 path = here / f
                 if _excluded(_rel(path, base), f, exclude, False) or path in seen:

@@ -30,6 +30,18 @@ class FileResult:
     note: str = ""
     #: findings `--fix` fixed (or, with `--diff`, would fix); ``findings`` are those remaining
     fixed: Sequence[Finding] = ()
+    #: for a notebook, the cell number of each finding (its lines are that cell's rows)
+    cells: Sequence[int] = ()
+    #: for a notebook, the cell of the error
+    error_cell: int | None = None
+
+    def cell(self, index: int) -> int | None:
+        """The notebook cell of finding ``index`` (None for a module)."""
+        return self.cells[index] if index < len(self.cells) else None
+
+
+def _cell_prefix(cell: int | None) -> str:
+    return f"cell {cell}:" if cell is not None else ""
 
 
 def display_name(path: Path) -> str:
@@ -74,10 +86,11 @@ def render_text(results: Sequence[FileResult], show_fixes: bool = False) -> str:
     for r in results:
         name = display_name(r.path)
         if r.error:
-            out.append(f"{name}:{r.error_line}:{r.error_col}: {r.error}")
-        for f in r.findings:
+            out.append(f"{name}:{_cell_prefix(r.error_cell)}{r.error_line}:{r.error_col}: {r.error}")
+        for i, f in enumerate(r.findings):
             count += 1
-            out.append(f"{name}:{f.span.line}:{f.span.col + 1}: {f.code} {f.message}")
+            where = f"{_cell_prefix(r.cell(i))}{f.span.line}:{f.span.col + 1}"
+            out.append(f"{name}:{where}: {f.code} {f.message}")
     errors = sum(1 for r in results if r.error)
     fixed = sum(len(r.fixed) for r in results)
     if show_fixes and fixed:
@@ -119,7 +132,7 @@ def render_json(results: Sequence[FileResult]) -> str:
         if r.error:
             items.append(
                 {
-                    "cell": None,
+                    "cell": r.error_cell,
                     "code": None,
                     "message": r.error,
                     "filename": filename,
@@ -130,10 +143,10 @@ def render_json(results: Sequence[FileResult]) -> str:
                     "url": None,
                 }
             )
-        for f, fix in zip(r.findings, r.fixes, strict=False):
+        for i, (f, fix) in enumerate(zip(r.findings, r.fixes, strict=False)):
             items.append(
                 {
-                    "cell": None,
+                    "cell": r.cell(i),
                     "code": f.code,
                     "message": f.message,
                     "filename": filename,
@@ -165,12 +178,14 @@ def render_github(results: Sequence[FileResult]) -> str:
         if r.error:
             where = f"file={name},line={r.error_line},col={r.error_col}"
             out.append(f"::error title=jaxtarget,{where}::{_gh_escape(r.error)}")
-        for f in r.findings:
+        for i, f in enumerate(r.findings):
             title = _gh_escape(f"jaxtarget ({f.code})", prop=True)
+            cell = r.cell(i)
+            text = f"{f.code} {f.message}" if cell is None else f"cell {cell}: {f.code} {f.message}"
             out.append(
                 f"::{_GH_LEVEL[f.severity]} title={title},file={name},line={f.span.line},"
                 f"col={f.span.col + 1},endLine={f.span.end_line},endColumn={f.span.end_col + 1}"
-                f"::{_gh_escape(f.code + ' ' + f.message)}"
+                f"::{_gh_escape(text)}"
             )
     return "\n".join(out) + ("\n" if out else "")
 
