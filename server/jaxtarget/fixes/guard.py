@@ -11,11 +11,14 @@ from ..apis import Api
 from ..model import Edit, Fix
 from ..platforms import GPU_PLATFORMS, ordered, requirement_text
 from ..semantics.module import Reference
+from .imports import isort_imports
 from .layout import (
     HELPER_NAME,
     FixContext,
     block_of,
     indent_of,
+    merge_inserts,
+    module_binding_line,
     module_edits,
     reindent,
     replace_lines,
@@ -39,6 +42,13 @@ class Guarded(Protocol):
 
 def _tuple(names: list[str]) -> str:
     return "(" + ", ".join(f'"{n}"' for n in names) + ("," if len(names) == 1 else "") + ")"
+
+
+def where_text(platforms: frozenset[str]) -> str:
+    """'on a GPU' or 'on cpu, cuda, rocm': where a guard lets the code run."""
+    if platforms == GPU_PLATFORMS:
+        return "on a GPU"
+    return "on " + ", ".join(ordered(platforms))
 
 
 def guard_condition(platforms: frozenset[str]) -> tuple[str, list[str]]:
@@ -102,10 +112,14 @@ def guard_fix(
     else:
         needs = requirement_text(platforms)
         other = f'{indent}{unit}raise NotImplementedError("{v.api.display} requires {needs}"){nl}'
-        title = f"Guard `{v.api.display}` with {condition}"
+        where = where_text(platforms)
+        title = f"Guard `{v.api.display}` to run only {where}; raise NotImplementedError elsewhere"
     new = f"{indent}if {condition}:{nl}{body}{indent}else:{nl}{other}"
     edits = [replace_lines(ctx, first, last, new), *module_edits(ctx, tree, need)]
     return Fix(kind, code, title or kind, tuple(edits))
+
+
+_SPELLED_OUT = 'jax.devices()[0].platform in ("gpu", "cuda", "rocm")'
 
 
 def is_test_file(path: str | None) -> bool:
@@ -116,7 +130,12 @@ def is_test_file(path: str | None) -> bool:
 
 
 def skip_test_fix(ctx: FixContext, code: str, v: Guarded) -> Fix | None:
-    """Mark the enclosing test function ``pytest.mark.skipif(not <backend test>)``."""
+    """Mark the enclosing test function ``pytest.mark.skipif(not <backend test>)``.
+
+    An existing module-level ``has_gpu_backend`` is reused (a decorator runs at import, so
+    one defined below the test is not: the test is then spelled out), and the imports go
+    where isort puts them.
+    """
     tree = ctx.tree
     if tree is None or not is_test_file(ctx.path):
         return None
@@ -130,7 +149,22 @@ def skip_test_fix(ctx: FixContext, code: str, v: Guarded) -> Fix | None:
     indent = indent_of(ctx.lines.text(first))
     platforms = v.api.platforms(ctx.version)
     condition, need = guard_condition(platforms)
+    defined = module_binding_line(tree, HELPER_NAME)
+    if HELPER_NAME in need and defined is not None and defined > first:
+        condition, need = _SPELLED_OUT, ["jax"]  # the GPU test without the helper
     reason = f"{v.api.display} requires {requirement_text(platforms)}"
     text = f'{indent}@pytest.mark.skipif(not {condition}, reason="{reason}"){ctx.newline}'
-    edits = [Edit(first, 0, first, 0, text), *module_edits(ctx, tree, ["pytest", *need])]
-    return Fix("skip-test", code, f"Skip `{fn.name}` unless {condition}", tuple(edits))
+    imports = sorted(
+        {m for m in ("pytest", *need) if m != HELPER_NAME and module_binding_line(tree, m) is None},
+        key=str.lower,
+    )
+    if HELPER_NAME in need and defined is not None:
+        imports = [m for m in imports if m != "jax"]  # only the helper it reuses needed jax
+    placed = isort_imports(ctx, tree, imports)
+    if placed is None:  # no run of imports to sort into
+        edits = module_edits(ctx, tree, ["pytest", *need])
+    else:
+        edits = module_edits(ctx, tree, [m for m in need if m == HELPER_NAME])
+    edits = merge_inserts([*(placed or []), *edits, Edit(first, 0, first, 0, text)])
+    title = f"Skip `{fn.name}` unless {where_text(platforms)} (pytest.mark.skipif)"
+    return Fix("skip-test", code, title, tuple(edits))

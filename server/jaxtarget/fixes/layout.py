@@ -167,23 +167,51 @@ def replace_lines(ctx: FixContext, first: int, last: int, new: str) -> Edit:
 # ---------------------------------------------------------------- module-level inserts
 
 
-def _module_binds(tree: ast.Module, name: str) -> bool:
+def module_binding_line(tree: ast.Module, name: str) -> int | None:
+    """The first line of the first module-level statement that binds ``name`` (None: none does)."""
     for stmt in tree.body:
+        found = False
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
-            return True
-        if isinstance(stmt, ast.Import):
-            for a in stmt.names:
-                if (a.asname or a.name.split(".")[0]) == name:
-                    return True
-        if isinstance(stmt, ast.ImportFrom):
-            for a in stmt.names:
-                if (a.asname or a.name) == name:
-                    return True
-        if isinstance(stmt, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == name for t in stmt.targets
-        ):
-            return True
-    return False
+            found = True
+        elif isinstance(stmt, ast.Import):
+            found = any((a.asname or a.name.split(".")[0]) == name for a in stmt.names)
+        elif isinstance(stmt, ast.ImportFrom):
+            found = any((a.asname or a.name) == name for a in stmt.names)
+        elif isinstance(stmt, ast.Assign):
+            found = any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
+        if found:
+            return stmt_start(stmt)
+    return None
+
+
+def _module_binds(tree: ast.Module, name: str) -> bool:
+    return module_binding_line(tree, name) is not None
+
+
+def merge_inserts(edits: Sequence[Edit]) -> list[Edit]:
+    """Insertions at one position joined in order (clients order same-position inserts differently)."""
+    out: list[Edit] = []
+    for edit in edits:
+        empty = edit.start_line == edit.end_line and edit.start_col == edit.end_col
+        for i, seen in enumerate(out):
+            same = (seen.start_line, seen.start_col, seen.end_line, seen.end_col) == (
+                edit.start_line,
+                edit.start_col,
+                edit.end_line,
+                edit.end_col,
+            )
+            if empty and same:
+                out[i] = Edit(
+                    seen.start_line,
+                    seen.start_col,
+                    seen.end_line,
+                    seen.end_col,
+                    seen.new_text + edit.new_text,
+                )
+                break
+        else:
+            out.append(edit)
+    return out
 
 
 def _import_block_end(tree: ast.Module) -> int:
@@ -214,10 +242,12 @@ def module_edits(ctx: FixContext, tree: ast.Module, need: Sequence[str]) -> list
     lines = ctx.lines
     at = _import_block_end(tree)
     pieces: list[str] = []
+    helper = HELPER_NAME in need and not _module_binds(tree, HELPER_NAME)
     for module in need:
+        if module == "jax" and HELPER_NAME in need and not helper:
+            continue  # only the helper needed jax, and the module has its own
         if module != HELPER_NAME and not _module_binds(tree, module):
             pieces.append(f"import {module}{nl}")
-    helper = HELPER_NAME in need and not _module_binds(tree, HELPER_NAME)
     if helper:
         pieces.append(
             f"{nl}{nl}def {HELPER_NAME}() -> bool:{nl}"

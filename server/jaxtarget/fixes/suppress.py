@@ -19,7 +19,7 @@ def suppress_fix(ctx: FixContext, code: str, span: Span) -> Fix | None:
     if line + 1 in facts.string_interior:
         return None  # the line ends inside a multi-line string: no comment can go there
     existing = facts.comments.get(line)
-    title = f"Suppress {code} on this line"
+    title = f"Suppress {code} on this line (# jaxtarget: ignore)"
     if existing is not None:
         col, comment = existing
         m = re.search(r"#\s*jaxtarget:\s*ignore\[([^\]]*)\]", comment)

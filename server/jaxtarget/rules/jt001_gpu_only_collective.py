@@ -131,9 +131,8 @@ def _ppermute_fallback(ctx: FixContext, v: Violation, prefix: str) -> str | None
 
 
 def _ppermute(ctx: FixContext, v: Violation) -> Fix | None:
-    title = (
-        f"Guard `{v.api.display}` with {HELPER_NAME}(), fall back to lax.ppermute (same values as the pair)"
-    )
+    pair = " and ".join(f"`{r.display}`" for r in (PSEND, PRECV))
+    title = f"Fall back to lax.ppermute off GPU: run {pair} only where {HELPER_NAME}()"
     return guard_fix(
         ctx,
         v.rule.code,

@@ -1,0 +1,99 @@
+"""What a user sees of the server through a real client: hover, quick fix titles, progress, configuration."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from .lsp_helpers import SERVER, open_doc, start, wait_for_version
+
+PAIR = textwrap.dedent(
+    """\
+    from functools import partial
+
+    import jax
+    from jax import lax
+
+
+    @partial(jax.shard_map, mesh=mesh, in_specs=P("i"), out_specs=P("i"))
+    def test_step(x):
+        token = lax.psend(x, "i", [(0, 1)])
+        y = lax.precv(token, x, "i", [(0, 1)])
+        return y
+    """
+)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text('[tool.jaxtarget]\ntargets = ["cpu", "gpu"]\n')
+    (tmp_path / "tests").mkdir()
+    return tmp_path
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def client(lsp_client: LanguageClient, workspace: Path):
+    await start(lsp_client, workspace, "visual-studio-code")
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def _hover_text(client: LanguageClient, uri: str, position: types.Position) -> str:
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri), position)
+    )
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    return hover.contents.value
+
+
+async def test_hover_leads_with_the_verdict_and_shows_only_a_probe_the_user_ran(
+    client: LanguageClient, workspace: Path
+) -> None:
+    uri = (workspace / "tests" / "test_step.py").as_uri()
+    open_doc(client, uri, PAIR)
+    await wait_for_version(client, uri, 1)
+    at_psend = types.Position(8, 18)
+    before = await _hover_text(client, uri, at_psend)
+    first = before.split("\n\n")[0]
+    assert first == "**✗ Fails on cpu** (targets cpu, cuda, rocm)", before
+    assert before.count("✓") == 2 and "cpu ✗ ·" not in before, before  # the table only, once
+    assert "probe" not in before.lower(), before  # the start-up environment probe is not the user's
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="jaxtarget.probeBackend", arguments=[{"uri": uri}])
+    )
+    assert isinstance(result, dict) and result["ok"], result
+    after = await _hover_text(client, uri, at_psend)
+    assert after.split("\n\n")[0] == first, after
+    (line,) = [p for p in after.split("\n\n") if p.startswith("**Your last probe**")]
+    assert "psend+precv" in line and "cpu ✗ · cuda ✓ · rocm ✓ · tpu ✗" in line, line
+    assert "/" not in line, line  # no interpreter path
+
+
+async def test_quick_fix_titles_of_one_diagnostic_say_what_they_do(
+    client: LanguageClient, workspace: Path
+) -> None:
+    uri = (workspace / "tests" / "test_titles.py").as_uri()
+    open_doc(client, uri, PAIR)
+    diags = await wait_for_version(client, uri, 1)
+    send = next(d for d in diags if d.code == "JT001" and d.range.start.line == 8)
+    result = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri),
+            range=send.range,
+            context=types.CodeActionContext(diagnostics=[send], only=[types.CodeActionKind.QuickFix]),
+        )
+    )
+    titles = [a.title for a in result or [] if isinstance(a, types.CodeAction)]
+    assert len(titles) == 4, titles
+    assert len({t[:40] for t in titles}) == len(titles), titles
+    assert titles == [
+        "Fall back to lax.ppermute off GPU: run `lax.psend` and `lax.precv` only where has_gpu_backend()",
+        "Guard `lax.psend` to run only on a GPU; raise NotImplementedError elsewhere",
+        "Skip `test_step` unless on a GPU (pytest.mark.skipif)",
+        "Suppress JT001 on this line (# jaxtarget: ignore)",
+    ], titles
