@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import textwrap
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from .lsp_helpers import SERVER, open_doc, start, wait_for_version
+from .lsp_helpers import SERVER, capabilities, open_doc, start, wait_for_version
 
 PAIR = textwrap.dedent(
     """\
@@ -97,3 +99,62 @@ async def test_quick_fix_titles_of_one_diagnostic_say_what_they_do(
         "Skip `test_step` unless on a GPU (pytest.mark.skipif)",
         "Suppress JT001 on this line (# jaxtarget: ignore)",
     ], titles
+
+
+def _caps(progress: bool) -> types.ClientCapabilities:
+    caps = capabilities("visual-studio-code")
+    caps.window = types.WindowClientCapabilities(work_done_progress=progress)
+    return caps
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def bare(lsp_client: LanguageClient) -> AsyncIterator[None]:
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.parametrize("progress", [True, False], ids=["supported", "unsupported"])
+async def test_first_analysis_reports_work_done_progress_once(
+    bare: LanguageClient, workspace: Path, progress: bool
+) -> None:
+    client = bare
+    created: list[str] = []
+    handle = client.protocol._handle_request  # type: ignore[attr-defined]
+
+    def recording(msg_id: object, method: str, params: object) -> object:
+        if method == types.WINDOW_WORK_DONE_PROGRESS_CREATE:
+            created.append(method)
+        return handle(msg_id, method, params)
+
+    client.protocol._handle_request = recording  # type: ignore[attr-defined]
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=_caps(progress),
+            root_uri=workspace.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="w")],
+        )
+    )
+    first = (workspace / "first.py").as_uri()
+    open_doc(client, first, PAIR)
+    await wait_for_version(client, first, 1)
+    second = (workspace / "second.py").as_uri()
+    open_doc(client, second, PAIR)
+    await wait_for_version(client, second, 1)
+    if not progress:
+        assert created == [] and client.progress_reports == {}, client.progress_reports
+        return
+
+    # the end follows the first analysis's diagnostics closely; wait for it, not for a time
+    async def ended() -> None:
+        while not any(isinstance(r[-1], types.WorkDoneProgressEnd) for r in client.progress_reports.values()):
+            await client.wait_for_notification(types.PROGRESS)
+
+    await asyncio.wait_for(ended(), 30)
+    assert created == [types.WINDOW_WORK_DONE_PROGRESS_CREATE], created  # the cold analysis only
+    ((token, reports),) = client.progress_reports.items()
+    assert str(token).startswith("jaxtarget-first-analysis"), token
+    kinds = [type(r) for r in reports]
+    assert kinds == [types.WorkDoneProgressBegin, types.WorkDoneProgressEnd], reports
+    begin = reports[0]
+    assert isinstance(begin, types.WorkDoneProgressBegin) and begin.title == "JAX Target", begin
+    assert begin.message and "first analysis" in begin.message, begin

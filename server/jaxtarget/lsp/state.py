@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import uuid
+from collections.abc import Coroutine
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +36,14 @@ DEBOUNCE_SECONDS = 0.15
 FIX_ALL_KIND = "source.fixAll.jaxtarget"
 COMMAND_PROBE = "jaxtarget.probeBackend"
 COMMAND_CONFIG = "jaxtarget.showConfiguration"
+#: notebooks of any type, their Python cells (checked together: lsp/notebooks.py)
+NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
+    notebook_selector=[
+        types.NotebookDocumentFilterWithCells(
+            notebook="*", cells=[types.NotebookCellLanguage(language="python")]
+        )
+    ]
+)
 
 
 @dataclass
@@ -67,7 +77,9 @@ class Document:
 
 class JaxTargetServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("jaxtarget", __version__, protocol_cls=JaxTargetProtocol)
+        super().__init__(
+            "jaxtarget", __version__, protocol_cls=JaxTargetProtocol, notebook_document_sync=NOTEBOOK_SYNC
+        )
         self.engines = Engines()
         self.init_layer = Layer()
         self.folder_layers: dict[str, Layer] = {}
@@ -80,6 +92,9 @@ class JaxTargetServer(LanguageServer):
         self.warned: set[str] = set()
         #: bumped whenever settings change: an analysis from an older generation is not reused
         self.generation = 0
+        #: whether the first (cold) analysis has started: it alone reports work-done progress
+        self.cold_started = False
+        self.tasks: set[asyncio.Task[None]] = set()
         #: imports-only environments for interpreters that cannot be used, by setting
         self.fallbacks: dict[str | None, Environment] = {}
         # jedi is not thread-safe: one worker thread does all analysis
@@ -219,6 +234,10 @@ class JaxTargetServer(LanguageServer):
         Requests and the push share one analysis per version: the first caller starts it,
         the others wait for it; a cancelled request does not cancel it.
         """
+        if self.workspace.get_notebook_document(cell_uri=uri) is not None:
+            from .notebooks import cell_checked  # a notebook's cells are checked together
+
+            return await cell_checked(self, uri)
         for _ in range(3):
             doc = self.open_document(uri)
             if doc is None:
@@ -236,6 +255,9 @@ class JaxTargetServer(LanguageServer):
                 loop = asyncio.get_running_loop()
                 future = loop.run_in_executor(self.analysis_pool, self.analyse, snapshot, self.generation)
                 state.running = (key, asyncio.ensure_future(future))
+                if not self.cold_started:
+                    self.cold_started = True
+                    self._background(self._cold_progress(state.running[1]))
             running = state.running[1]
             try:
                 checked = await asyncio.shield(running)
@@ -250,6 +272,31 @@ class JaxTargetServer(LanguageServer):
             if current is None or current.version == checked.version:
                 return checked if current is not None else None
         return checked  # the document keeps changing: the latest analysis done
+
+    def _background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _cold_progress(self, first: asyncio.Future[Checked]) -> None:
+        """Work-done progress while the first analysis loads jedi and resolves against jax."""
+        window = self.client_capabilities.window
+        if not (window and window.work_done_progress):
+            return
+        token = f"jaxtarget-first-analysis-{uuid.uuid4()}"
+        try:
+            await self.work_done_progress.create_async(token)
+        except Exception as exc:  # the client refused the token: no progress, analysis goes on
+            self.log(f"window/workDoneProgress/create failed: {exc!r}", types.MessageType.Log)
+            return
+        self.work_done_progress.begin(
+            token,
+            types.WorkDoneProgressBegin(
+                title="JAX Target", message="first analysis: resolving names against your JAX"
+            ),
+        )
+        await asyncio.wait([first])
+        self.work_done_progress.end(token, types.WorkDoneProgressEnd(message="ready"))
 
     def schedule(self, uri: str, immediate: bool = False) -> None:
         if self.pull_mode:
