@@ -158,3 +158,58 @@ async def test_first_analysis_reports_work_done_progress_once(
     begin = reports[0]
     assert isinstance(begin, types.WorkDoneProgressBegin) and begin.title == "JAX Target", begin
     assert begin.message and "first analysis" in begin.message, begin
+
+
+async def test_status_notification_carries_the_effective_targets_and_follows_settings(
+    bare: LanguageClient, workspace: Path
+) -> None:
+    client = bare
+    statuses: asyncio.Queue[dict[str, object]] = asyncio.Queue()
+
+    @client.feature("jaxtarget/status")
+    def on_status(ls: object, params: object) -> None:
+        statuses.put_nowait(_plain(params))
+
+    await start(client, workspace, "visual-studio-code")
+    status = await asyncio.wait_for(statuses.get(), 60)
+    (entry,) = status["folders"]  # type: ignore[misc]
+    assert entry["uri"].rstrip("/") == workspace.as_uri(), entry
+    # the pyproject.toml's targets, not the editor's default ("auto")
+    assert entry["targets"] == ["cpu", "gpu"] and entry["effectiveTargets"] == ["cpu", "cuda", "rocm"], entry
+    client.set_configuration({"targetBackends": ["tpu"]}, section="jaxtarget")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    status = await asyncio.wait_for(statuses.get(), 60)
+    (entry,) = status["folders"]  # type: ignore[misc]
+    assert entry["targets"] == ["tpu"] and entry["effectiveTargets"] == ["tpu"], entry
+
+
+def _plain(value: object) -> object:
+    """A notification's params (pygls gives unknown methods' params as named tuples) as plain data."""
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+async def test_show_configuration_says_where_each_setting_came_from(
+    client: LanguageClient, workspace: Path
+) -> None:
+    client.set_configuration({"select": ["JT001"]}, section="jaxtarget")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    uri = (workspace / "w.py").as_uri()
+    open_doc(client, uri, PAIR.replace("def test_step", "def step"))
+    diags = await wait_for_version(client, uri, 1)  # after the settings were read again
+    assert {d.code for d in diags} == {"JT001"}, diags
+    config = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="jaxtarget.showConfiguration")
+    )
+    (folder,) = config.values()
+    sources = {row["key"]: row for row in folder["sources"]}
+    assert sources["targets"]["source"] == "pyproject.toml" and sources["targets"]["value"] == ["cpu", "gpu"]
+    assert sources["targets"]["editor"] == "targetBackends"
+    assert sources["select"]["source"] == "editor settings" and sources["select"]["value"] == ["JT001"]
+    assert sources["ignore"]["source"] == "default"
+    assert folder["pyproject"] == str(workspace / "pyproject.toml")

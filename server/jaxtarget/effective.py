@@ -8,12 +8,12 @@ command line.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import SETTINGS, Layer, Problem, load_project, resolve
+from .config import SETTINGS, Layer, Problem, Settings, load_project, resolve
 
 DEFAULT = "default"
 COMMAND_LINE = "command line"
@@ -25,6 +25,8 @@ class Row:
     value: Any
     source: str
     flag: str | None
+    #: the key in the editor's `jaxtarget` section (None: pyproject.toml only)
+    editor: str | None = None
 
 
 @dataclass(frozen=True)
@@ -50,14 +52,19 @@ def effective(path: Path, overrides: Layer) -> Effective:
         (COMMAND_LINE, overrides),
     ]
     settings = resolve(project.layer, overrides, pyproject=pyproject)
-    rows = []
+    return Effective(path, pyproject, rows(settings, layers), project.problems)
+
+
+def rows(settings: Settings, layers: Sequence[tuple[str, Layer]]) -> tuple[Row, ...]:
+    """Each setting's value in ``settings`` and the label of the last of ``layers`` that set it."""
+    out = []
     for s in SETTINGS:
         source = DEFAULT
         for label, layer in layers:
             if s.name in layer.values:
                 source = label
-        rows.append(Row(s.pyproject[0], _plain(getattr(settings, s.name)), source, s.cli))
-    return Effective(path, pyproject, tuple(rows), project.problems)
+        out.append(Row(s.pyproject[0], _plain(getattr(settings, s.name)), source, s.cli, s.editor))
+    return tuple(out)
 
 
 def render_text(result: Effective) -> str:

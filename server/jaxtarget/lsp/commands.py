@@ -8,6 +8,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from ..effective import rows
 from ..environment import InterpreterError, resolve_interpreter
 from ..probe import ProbeError, run_probe_async, verdict_line
 from ..project import interpreter_setting
@@ -38,16 +39,27 @@ async def environment_probe(ls: JaxTargetServer) -> None:
 
 @SERVER.command(COMMAND_CONFIG)
 def show_configuration(ls: JaxTargetServer, *args: Any) -> dict[str, Any]:
+    """Per folder: the settings on the wire, the effective targets, and where each setting came from.
+
+    ``sources`` lists every setting (the rows of `jaxtarget config`) with its layer:
+    ``default``, ``pyproject.toml`` (the file in ``pyproject``) or ``editor settings``.
+    """
     folders = list(ls.workspace.folders) or []
     out: dict[str, Any] = {}
     for folder in folders or ["file:///"]:
         uri = folder.rstrip("/") + "/__jaxtarget__.py"
+        layers, _ = ls.layers_for(uri)
         settings = ls.settings_for(uri)
         engine = ls.engine_for(uri)
         wire = settings.to_wire()
         wire["effectiveTargets"] = sorted(engine.targets)
         wire["python"] = engine.environment.python
         wire["jaxVersion"] = engine.environment.jax_version
+        wire["trusted"] = ls.trusted
+        wire["sources"] = [
+            {"key": r.key, "editor": r.editor, "value": r.value, "source": r.source}
+            for r in rows(settings, layers)
+        ]
         out[folder] = wire
     return out
 

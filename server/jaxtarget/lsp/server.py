@@ -13,7 +13,7 @@ from lsprotocol import types
 from ..config import TRUST_KEY, Problem, parse_editor_settings
 from ..engine import fix_all
 from ..model import Finding
-from . import convert
+from . import convert, notebooks  # noqa: F401  (notebooks: its handlers register)
 from .commands import environment_probe
 from .hover import hover_markdown
 from .state import FIX_ALL_KIND, SERVER, Checked, JaxTargetServer
@@ -60,7 +60,9 @@ async def initialized(ls: JaxTargetServer, params: types.InitializedParams) -> N
     ls.warn_problems(ls.init_problems)
     await ls.fetch_configuration()
     if ls.workspace.text_documents:
-        ls.refresh_all()  # opened while the settings were being read
+        ls.refresh_all()  # opened while the settings were being read (and sends the status)
+    else:
+        ls.send_status()
     asyncio.get_running_loop().create_task(environment_probe(ls))
     mode = "pulled by the client" if ls.pull_mode else "pushed"
     ls.log(f"ready: settings read, diagnostics {mode}")

@@ -23,6 +23,7 @@ from ..config import Layer, Problem, Settings, parse_editor_settings, resolve
 from ..config import load_project as _load_project
 from ..engine import Analysis, Engine
 from ..environment import Environment, InterpreterError, load_environment
+from ..platforms import ordered
 from ..probe import ProbeResult
 from ..project import Engines, interpreter_setting
 from ..semantics.resolver import StaticResolver
@@ -36,6 +37,10 @@ DEBOUNCE_SECONDS = 0.15
 FIX_ALL_KIND = "source.fixAll.jaxtarget"
 COMMAND_PROBE = "jaxtarget.probeBackend"
 COMMAND_CONFIG = "jaxtarget.showConfiguration"
+#: the server's notification of each folder's effective targets, sent whenever they may change
+NOTIFY_STATUS = "jaxtarget/status"
+#: where a setting came from, as `jaxtarget.showConfiguration` says
+PYPROJECT, EDITOR = "pyproject.toml", "editor settings"
 #: notebooks of any type, their Python cells (checked together: lsp/notebooks.py)
 NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
     notebook_selector=[
@@ -141,15 +146,17 @@ class JaxTargetServer(LanguageServer):
                 best = folder
         return best
 
-    def settings_for(self, uri: str) -> Settings:
+    def layers_for(self, uri: str) -> tuple[list[tuple[str, Layer]], str | None]:
+        """The settings layers that apply to ``uri``, lowest first, each with where it came from."""
         folder = self.folder_of(uri)
         path = to_fs_path(uri)
         stop = Path(to_fs_path(folder) or "") if folder else None
         project = _load_project(Path(path), stop) if path else None
-        layers = [project.layer] if project else []
+        pyproject = str(project.path) if project and project.path else None
+        layers = [(PYPROJECT, project.layer)] if project else []
         if project and project.problems:
             self.warn_problems(project.problems)
-        layers += [self.init_layer, self.folder_layers.get(folder or "", Layer())]
+        layers += [(EDITOR, self.init_layer), (EDITOR, self.folder_layers.get(folder or "", Layer()))]
         if not self.trusted:
             # an untrusted workspace may not pick the interpreter (its pyproject.toml or its
             # settings); the client's own choice (initializationOptions) stands
@@ -159,9 +166,14 @@ class JaxTargetServer(LanguageServer):
                     f"set in {project.path} is not run"
                 )
             layers = [
-                layer.without("interpreter") if layer is not self.init_layer else layer for layer in layers
+                (label, layer.without("interpreter") if layer is not self.init_layer else layer)
+                for label, layer in layers
             ]
-        return resolve(*layers, pyproject=str(project.path) if project and project.path else None)
+        return layers, pyproject
+
+    def settings_for(self, uri: str) -> Settings:
+        layers, pyproject = self.layers_for(uri)
+        return resolve(*(layer for _, layer in layers), pyproject=pyproject)
 
     async def fetch_configuration(self) -> None:
         caps = self.client_capabilities.workspace
@@ -273,6 +285,37 @@ class JaxTargetServer(LanguageServer):
                 return checked if current is not None else None
         return checked  # the document keeps changing: the latest analysis done
 
+    def send_status(self) -> None:
+        """Tell the client each folder's effective targets (computed off the event loop)."""
+        self._background(self._send_status())
+
+    async def _send_status(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            folders = await loop.run_in_executor(self.analysis_pool, self.folder_status)
+        except Exception as exc:  # reported; the next settings change tries again
+            self.log(f"computing the effective targets failed: {exc!r}", types.MessageType.Error)
+            return
+        self.protocol.notify(NOTIFY_STATUS, {"folders": folders})
+
+    def folder_status(self) -> list[dict[str, Any]]:
+        """Per workspace folder: the configured and the effective targets, the interpreter and its jax."""
+        out: list[dict[str, Any]] = []
+        for folder in list(self.workspace.folders) or ["file:///"]:
+            uri = folder.rstrip("/") + "/__jaxtarget__.py"
+            settings = self.settings_for(uri)
+            engine = self.engine_for(uri)
+            out.append(
+                {
+                    "uri": folder,
+                    "targets": list(settings.target_backends),
+                    "effectiveTargets": ordered(engine.targets),
+                    "python": engine.environment.python,
+                    "jaxVersion": engine.environment.jax_version,
+                }
+            )
+        return out
+
     def _background(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)
         self.tasks.add(task)
@@ -349,6 +392,7 @@ class JaxTargetServer(LanguageServer):
         """Settings changed: push every open document again, or ask a pulling client to pull."""
         self.engines.forget()
         self.generation += 1
+        self.send_status()
         if not self.pull_mode:
             for uri in list(self.workspace.text_documents):
                 self.schedule(uri, immediate=True)
