@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
+from .batch import FolderSettings, Item, check_files
+from .cache import FOLDER, ResultCache
 from .config import SETTINGS, cli_layer, problems_text
 from .docs import render_rule, render_rules_markdown, render_rules_text, rules_json
 from .engine import Analysis, Engine
@@ -51,6 +53,15 @@ def _parser() -> argparse.ArgumentParser:
         help="print the diff --fix would make and write nothing (exit 1 if there is one)",
     )
     c.add_argument("--show-fixes", action="store_true", help="list the findings --fix fixed")
+    c.add_argument(
+        "--no-cache", action="store_true", help=f"neither read nor write the result cache ({FOLDER}/)"
+    )
+    c.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=None,
+        help="worker processes (default: one per core; fewer for few files)",
+    )
     c.add_argument(
         "--force-exclude",
         action="store_true",
@@ -98,6 +109,16 @@ def _setting_flags(parser: argparse.ArgumentParser, command: str) -> None:
 
 def _flags(args: argparse.Namespace, command: str) -> dict[str, str | None]:
     return {s.name: getattr(args, s.name) for s in SETTINGS if s.cli is not None and command in s.commands}
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of processes (1 or more), got {text!r}")
+    return value
 
 
 COMMANDS = ("check", "rules", "rule", "probe", "config", "lsp")
@@ -150,6 +171,8 @@ def _check(args: argparse.Namespace) -> int:
     engines = Engines()
     results: list[FileResult] = []
     diffs: list[str] = []
+    items: list[Item] = []
+    per_folder = FolderSettings(overrides)
     for start in args.paths:
         root_settings, root_problems = settings_for(start, overrides)
         if root_problems:
@@ -158,10 +181,15 @@ def _check(args: argparse.Namespace) -> int:
         if args.force_exclude and start.is_file() and force_excluded(start, root_settings.exclude, root):
             continue
         for path in discover([start], root_settings.exclude, root):
-            settings, file_problems = settings_for(path, overrides)
+            settings, file_problems = per_folder(path)
             if file_problems:
                 raise UsageError(problems_text(file_problems))
-            results.append(_check_file(path, engines.engine(settings), args, diffs))
+            items.append(Item(path, settings))
+    cache = None if args.no_cache else ResultCache(Path.cwd() / FOLDER)
+    for result, diff in check_files(items, _check_file, args, cache, args.jobs, engines):
+        results.append(result)
+        if diff:
+            diffs.append(diff)
     return _report(args, results, diffs)
 
 

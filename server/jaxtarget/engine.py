@@ -18,6 +18,7 @@ from .semantics.pins import conftest_pin
 from .semantics.source import ChunkCache, FullView, SourceView, SparseModule, parse_recovering
 from .semantics.text import Lines
 from .suppression import unsuppressed
+from .syntax import parses
 
 
 @dataclass
@@ -102,6 +103,7 @@ class Engine:
         self.wanted = Wanted(WANTED.subjects, WANTED.context | frozenset(self.predicates), WANTED.gates)
         #: where each API lowers in this JAX, for capability probes (an argument condition: unknown)
         self.capabilities = {q: a.platforms(self.version) for q, a in APIS.items() if a.condition is None}
+        self._terms = tuple(sorted(self.wanted.subject_terms()))
 
     def check(
         self, source: str, path: str | None = None, *, sparse: bool = False, cache: ChunkCache | None = None
@@ -136,6 +138,9 @@ class Engine:
                 if cache is not None:
                     view.prune_cache()
                 return self._report(result, module, violations)
+        if not self.may_use(source) and parses(source):
+            # a text prefilter before any parse: no subject's name, no use; a syntax check is left
+            return result
         tree, error, error_line, error_col = parse_recovering(source)
         result.syntax_error, result.syntax_error_line, result.syntax_error_col = error, error_line, error_col
         if tree is None:
@@ -145,6 +150,15 @@ class Engine:
             return result
         module = self._analyse(FullView(tree), text, path)
         return self._report(result, module, self._violations(module))
+
+    def may_use(self, source: str) -> bool:
+        """Whether ``source`` can hold a use of a subject: it spells one's name.
+
+        Every use spells the last part of the API's name (``lax.psend``, ``L.psend``,
+        ``from jax.lax import psend as ps``); only names so spelled, and their import
+        aliases, are ever resolved.
+        """
+        return any(term in source for term in self._terms)
 
     def _analyse(self, view: SourceView, text: Lines, path: str | None) -> Module:
         resolver = self.environment.resolver

@@ -178,3 +178,9 @@ def load_environment(python: str | None, base: Path | None = None) -> Environmen
         result = Environment(exe, resolver, jax.version if jax else None, plugins)
         _ENVIRONMENTS[exe] = result
         return result
+
+
+def forget_environments() -> None:
+    """Drop the loaded environments (in a forked process: jedi's subprocesses are the parent's)."""
+    with _ENVIRONMENTS_LOCK:
+        _ENVIRONMENTS.clear()

@@ -23,6 +23,7 @@ DEFAULT_EXCLUDES: frozenset[str] = frozenset(
         ".git-rewrite",
         ".hg",
         ".ipynb_checkpoints",
+        ".jaxtarget_cache",
         ".mypy_cache",
         ".nox",
         ".pants.d",

@@ -1,0 +1,200 @@
+"""`check`'s result cache, ``.jaxtarget_cache/`` in the folder `check` runs in (like ruff's).
+
+One entry per checked file, under its absolute path: the key it was computed for and
+the result. The key covers everything the result depends on: the file's bytes, the
+file's path and the conftest.py pin above it, the settings that affect analysis (the
+settings table's ``analysis`` column), the interpreter and its jax version and PJRT
+plugins, the targets ``auto`` expands to, and jaxtarget itself (version and the
+fingerprint of its own modules), Python and jedi. Entries of files that are gone are
+dropped when the cache is saved.
+
+The entries are one JSON file, written whole to a temporary file that is renamed over
+the old one (``os.replace``): two runs sharing the cache each read a complete file and
+the last to finish wins; an entry one of them loses is recomputed by the next run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .formats import FileResult
+from .model import Finding, Span
+
+FOLDER = ".jaxtarget_cache"
+#: the layout of the entries; a new one starts an empty cache beside the old
+FORMAT = "v1"
+
+
+def _own_fingerprint() -> str:
+    """jaxtarget's version and its modules' sizes and times (a development checkout changes)."""
+    root = Path(__file__).parent
+    parts = [__version__, sys.version, _jedi_version()]
+    for path in sorted(root.rglob("*.py")):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        parts.append(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _jedi_version() -> str:
+    import jedi
+
+    return str(jedi.__version__)
+
+
+@dataclass(frozen=True)
+class Entry:
+    key: str
+    result: dict[str, Any]
+
+
+def file_key(data: bytes, path: Path, context: str) -> str:
+    """The key of one file's result: its bytes, its absolute path, and ``context``."""
+    h = hashlib.sha256(data)
+    h.update(b"\0" + str(path).encode("utf-8", "surrogateescape") + b"\0" + context.encode())
+    return h.hexdigest()
+
+
+def context_key(*parts: object) -> str:
+    """A stable digest of the settings and environment a result depends on."""
+    return hashlib.sha256(repr((_OWN, *parts)).encode()).hexdigest()
+
+
+_OWN = _own_fingerprint()
+
+
+def _span(s: Span) -> list[int]:
+    return [s.line, s.col, s.end_line, s.end_col]
+
+
+def encode_result(r: FileResult) -> dict[str, Any]:
+    """A result as JSON (no fixes: files whose fixes are wanted are recomputed)."""
+    return {
+        "error": r.error,
+        "error_line": r.error_line,
+        "error_col": r.error_col,
+        "note": r.note,
+        "findings": [
+            [
+                f.code,
+                f.message,
+                f.severity,
+                _span(f.span),
+                f.api,
+                list(f.failing),
+                [[_span(s), text] for s, text in f.related],
+                f.resolved_by,
+                f.id,
+            ]
+            for f in r.findings
+        ],
+    }
+
+
+def decode_result(path: Path, data: dict[str, Any], source: str = "") -> FileResult:
+    findings = [
+        Finding(
+            code,
+            message,
+            severity,
+            Span(*span),
+            api,
+            tuple(failing),
+            tuple((Span(*s), text) for s, text in related),
+            resolved_by,
+            fid,
+        )
+        for code, message, severity, span, api, failing, related, resolved_by, fid in data["findings"]
+    ]
+    return FileResult(
+        path,
+        findings,
+        [None] * len(findings),
+        error=data["error"],
+        error_line=data["error_line"],
+        error_col=data["error_col"],
+        source=source,
+        note=data["note"],
+    )
+
+
+class ResultCache:
+    """The entries of one cache folder, loaded once, saved once at the end of a run."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.file = folder / FORMAT / "results.json"
+        self.entries = self._load()
+        self.fresh: dict[str, Entry] = {}
+        self.seen: set[str] = set()
+
+    def _load(self) -> dict[str, Entry]:
+        try:
+            raw = json.loads(self.file.read_text(encoding="utf-8"))
+            return {p: Entry(e[0], e[1]) for p, e in raw.items()}
+        except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
+            return {}
+
+    def get(self, path: Path, key: str) -> dict[str, Any] | None:
+        name = str(path)
+        self.seen.add(name)
+        entry = self.entries.get(name)
+        return entry.result if entry is not None and entry.key == key else None
+
+    def put(self, path: Path, key: str, result: FileResult) -> None:
+        self.fresh[str(path)] = Entry(key, encode_result(result))
+
+    def save(self) -> None:
+        """Merge with what is on disk now (another run may have saved), drop files that are gone, write."""
+        on_disk = self._load()
+        merged: dict[str, Entry] = {}
+        gone = False
+        for name, entry in _chain(on_disk, self.entries):
+            if name in merged or name in self.fresh:
+                continue
+            if name in self.seen or os.path.exists(name):
+                merged[name] = entry
+            else:
+                gone = True
+        if not self.fresh and not gone and merged.keys() == on_disk.keys():
+            return
+        merged.update(self.fresh)
+        try:
+            self._prepare()
+            data = json.dumps({p: [e.key, e.result] for p, e in merged.items()}, separators=(",", ":"))
+            _write_atomically(self.file, data.encode("utf-8"))
+        except OSError:
+            return  # a read-only folder: no cache, the results stand
+
+    def _prepare(self) -> None:
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        ignore = self.folder / ".gitignore"
+        if not ignore.exists():
+            _write_atomically(ignore, b"# created by jaxtarget\n*\n")
+
+
+def _chain(*maps: dict[str, Entry]) -> Iterable[tuple[str, Entry]]:
+    for m in maps:
+        yield from m.items()
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

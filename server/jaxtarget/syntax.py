@@ -1,0 +1,22 @@
+"""A syntax check cheaper than ``ast.parse``, for modules the rules have nothing to look at."""
+
+from __future__ import annotations
+
+import symtable
+import warnings
+
+
+def parses(source: str) -> bool:
+    """True only if ``ast.parse`` accepts ``source``; False means: ask ``ast.parse``.
+
+    The symbol table pass parses in C and builds no Python tree (about 0.6x the time of
+    ``ast.parse``); it rejects a few things ``ast.parse`` accepts (``nonlocal`` at module
+    level) and newer grammar, so a False is only a hint to parse for the real verdict.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes: not our business
+            symtable.symtable(source, "<check>", "exec")
+    except Exception:  # SyntaxError, ValueError (NUL), RecursionError, MemoryError: parse to know
+        return False
+    return True
