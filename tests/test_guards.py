@@ -135,3 +135,116 @@ def test_a_conftest_above_the_project_root_does_not_apply(tmp_path: Path) -> Non
 def test_module_level_pin(check: CheckFn, pin: str, codes: list[str]) -> None:
     source = f"import jax\nimport jax.numpy as jnp\n{pin}\n\ndef f(x):\n    return jnp.linalg.eig(x)\n"
     assert [f.code for f in check(source, ("tpu",)).findings] == codes
+
+
+# A helper of a test module runs where the module calls it (modelled on jax-ml/jax
+# tests/fused_attention_stablehlo_test.py: `sdpa_train` is called only from tests run on cuda).
+TEST_HELPER = """\
+import jax.numpy as jnp
+from jax._src import test_util as jtu
+
+
+def eig_values(x):
+    return jnp.linalg.eig(x)[0]
+
+
+class EigTest(jtu.JaxTestCase):
+    @jtu.run_on_devices("cpu", "gpu")
+    def test_values(self):
+        eig_values(jnp.eye(3))
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "codes"),
+    [
+        ("tests/test_eig.py", []),
+        ("tests/eig_test.py", []),
+        # a module others import: its functions run wherever importers call them
+        ("tests/helpers.py", [("JT003", 6)]),
+        ("mylib/linalg.py", [("JT003", 6)]),
+    ],
+)
+def test_a_test_modules_helper_is_judged_where_the_module_calls_it(
+    check: CheckFn, path: str, codes: list[tuple[str, int]]
+) -> None:
+    found = check(TEST_HELPER, ("tpu",), path).findings
+    assert [(f.code, f.span.line) for f in found] == codes
+
+
+def test_a_helper_also_called_unguarded_is_reported(check: CheckFn) -> None:
+    source = TEST_HELPER + "\n\ndef test_plain():\n    eig_values(jnp.eye(3))\n"
+    found = check(source, ("tpu",), "tests/test_eig.py").findings
+    assert [(f.code, f.span.line) for f in found] == [("JT003", 6)]
+
+
+# Catalyst's qjit lowers for the host CPU whatever JAX's backend (modelled on
+# PennyLaneAI/catalyst frontend/test/pytest/test_jax_linalg.py); catalyst is not installed
+# here, so the name is read from its import.
+QJIT = """\
+from jax import scipy as jsp
+from catalyst import qjit
+
+
+def test_schur(A):
+    @qjit
+    def f(X):
+        return jsp.linalg.schur(X)
+
+    @qjit(autograph=True)
+    def g(X):
+        return jsp.linalg.schur(X)
+
+    h = qjit(lambda X: jsp.linalg.schur(X))
+    return f(A), g(A), h(A), jsp.linalg.schur(A)
+"""
+
+
+def test_qjit_compiles_for_the_host_cpu(check: CheckFn) -> None:
+    found = check(QJIT, ("tpu",), "test_linalg.py").findings
+    assert [(f.code, f.span.line) for f in found] == [("JT003", 15)]
+
+
+def test_a_homonym_of_qjit_pins_nothing(check: CheckFn) -> None:
+    source = QJIT.replace("from catalyst import qjit", "from mylib import qjit")
+    found = check(source, ("tpu",), "test_linalg.py").findings
+    assert [f.span.line for f in found] == [8, 12, 14, 15]
+
+
+# The devices of an array are where its computations run (modelled on sgl-project/sglang-jax
+# python/sgl_jax/srt/multimodal/layers/image_hash.py).
+ARRAY_DEVICES = """\
+import jax.numpy as jnp
+
+
+def roots_on_host(p):
+    devices = p.devices()
+    if not any(d.platform == "cpu" for d in devices):
+        raise ValueError("p must be on the CPU")
+    return jnp.roots(p)
+
+
+def roots_anywhere(p, devices):
+    if not any(d.platform == "cpu" for d in devices.values()):
+        raise ValueError("p must be on the CPU")
+    return jnp.roots(p)
+"""
+
+
+def test_an_arrays_own_devices_are_a_backend_test(check: CheckFn) -> None:
+    found = check(ARRAY_DEVICES, ("tpu",)).findings
+    # `devices.values()` is no array's device list: only the second function is reported
+    assert [(f.code, f.span.line) for f in found] == [("JT003", 14)]
+
+
+def test_a_parameter_handed_on_is_no_visible_argument(check: CheckFn) -> None:
+    """`subset_by_index=subset_by_index` may be None (modelled on jax/_src/numpy/linalg.py)."""
+    source = (
+        "from jax import lax\n\n\n"
+        "def svd(a, subset_by_index=None):\n"
+        "    return lax.linalg.svd(a, subset_by_index=subset_by_index)\n\n\n"
+        "def top(a):\n"
+        "    return lax.linalg.svd(a, subset_by_index=(0, 1))\n"
+    )
+    found = check(source, ("cpu",)).findings
+    assert [(f.code, f.span.line) for f in found] == [("JT003", 9)]

@@ -95,10 +95,11 @@ def _sides(module: Module, value: ast.expr, chain: list[ast.AST], cond: ArgCondi
             _resolve_names_in(module, found[0], cond)
             return _sides(module, found[0], list(found[1]), cond, depth + 1)
     if cond.value is None:
-        # passed with anything but None
+        # passed with anything but None; a parameter handed on
+        # (``subset_by_index=subset_by_index``) may well be None
         if isinstance(value, ast.Constant) and value.value is None:
             return _OTHER
-        return _MATCH
+        return _UNKNOWN if isinstance(value, ast.Name) and _is_parameter(value, chain) else _MATCH
     if isinstance(value, ast.Constant) and isinstance(value.value, bool):
         wanted = [v for v in cond.alternatives if isinstance(v, bool)]
         if wanted:
@@ -114,6 +115,16 @@ def _sides(module: Module, value: ast.expr, chain: list[ast.AST], cond: ArgCondi
     if True in seen:
         return _MATCH
     return _UNKNOWN if None in seen or not seen else _OTHER
+
+
+def _is_parameter(name: ast.Name, chain: Sequence[ast.AST]) -> bool:
+    """Whether ``name`` is a parameter of the function it is read in."""
+    func = next((n for n in reversed(chain) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if func is None:
+        return False
+    args = func.args
+    params = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    return any(a is not None and a.arg == name.id for a in params)
 
 
 def _resolve_names_in(module: Module, value: ast.expr, cond: ArgCondition) -> None:

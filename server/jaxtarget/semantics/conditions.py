@@ -180,9 +180,28 @@ class Conditions:
                 if isinstance(comp, (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
                     for gen in comp.generators:
                         if isinstance(gen.target, ast.Name) and gen.target.id == node.id:
-                            return self.callee(gen.iter) in DEVICE_LISTS
+                            return self._is_device_list(gen.iter, chain, depth)
             value = self.values.value_of(node, chain)
             return value is not None and self._is_device(value[0], value[1], depth + 1)
+        return False
+
+    def _is_device_list(self, node: ast.AST, chain: Sequence[ast.AST], depth: int) -> bool:
+        """``jax.devices()``, or an array's own ``x.devices()`` (where its computations run)."""
+        if isinstance(node, ast.Call):
+            if self.callee(node) in DEVICE_LISTS:
+                return True
+            func = node.func
+            # a method of a value, not a module's function resolved to something else
+            return (
+                isinstance(func, ast.Attribute)
+                and func.attr == "devices"
+                and not node.args
+                and not node.keywords
+                and id(func) not in self.resolved
+            )
+        if isinstance(node, ast.Name) and depth < 4:
+            value = self.values.value_of(node, chain)
+            return value is not None and self._is_device_list(value[0], value[1], depth + 1)
         return False
 
     def is_backend(self, node: ast.AST, chain: Sequence[ast.AST], depth: int = 0) -> bool:

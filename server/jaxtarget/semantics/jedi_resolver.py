@@ -85,7 +85,10 @@ class JediResolver:
         # every goto before any other Script is made: a new Script disturbs this one's answers
         found = [(q, _goto(script, line, col)) for q, line, col in spots]
         for q, names in found:
-            self._cache[(q, wanted)] = _match(names, self._defs_for(names, q.dotted, wanted))
+            answer = _match(names, self._defs_for(names, q.dotted, wanted))
+            if answer is None and not names:
+                answer = _not_installed(q, wanted)
+            self._cache[(q, wanted)] = answer
 
     def resolve_in_file(
         self, source: str, path: str | None, spots: Sequence[Spot], wanted: frozenset[str]
@@ -119,6 +122,16 @@ def _goto(script: jedi.Script, line: int, col: int) -> list[jedi.api.classes.Nam
         return list(script.goto(line, col, follow_imports=True))
     except Exception:  # jedi can fail on odd code; treat as unresolved
         return []
+
+
+def _not_installed(q: Query, wanted: frozenset[str]) -> str | None:
+    """A name jedi finds nowhere, from a library other than JAX: read from its import statement.
+
+    The library is not installed in this interpreter (Catalyst's ``qjit`` where only JAX
+    is); JAX's own names are answered by the installed JAX alone.
+    """
+    name = q.binding.qualify(q.dotted)
+    return name if name in wanted and name.split(".", 1)[0] not in ("jax", "jaxlib") else None
 
 
 def _match(names: Sequence[jedi.api.classes.Name], defs: dict[str, str]) -> str | None:

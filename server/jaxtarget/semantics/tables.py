@@ -5,13 +5,16 @@ A table entry (``SOLVERS = {"general": jnp.linalg.eig}``, or a harness record
 table is used; a decorator's use is the decorated test's, and there the test's skips
 are read with the entry's own fields known (``if harness.group_name == "eig" and
 not on_cpu: skip``). A module-level function that the module only passes to
-``jax.jit(f, backend="cpu")`` is pinned to that platform.
+``jax.jit(f, backend="cpu")`` is pinned to that platform. In a test module (``test_*.py``,
+``*_test.py``: collected, not imported), a helper function runs where the module calls it,
+so the guards at its call sites gate it (``sdpa_train`` called only from tests run on cuda).
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
+from pathlib import PurePath
 from typing import Protocol
 
 from ..platforms import ALL_PLATFORMS
@@ -33,6 +36,9 @@ class ModuleUses(Protocol):
 
     @property
     def guards(self) -> Guards: ...
+
+    @property
+    def path(self) -> str | None: ...
 
     def may_pin(self) -> bool: ...
 
@@ -90,6 +96,29 @@ def through_module_names(module: ModuleUses, ref: Use) -> None:
             pins |= got
         if pins:
             ref.pinned = frozenset(pins)
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and _helper_of_tests(module, stmt):
+        reach = _callers_reach(module, stmt)
+        if reach is not None:
+            ref.allowed = as_allowed(reach if ref.allowed is None else reach & ref.allowed)
+
+
+def _helper_of_tests(module: ModuleUses, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A module-level function of a test module that is no test itself."""
+    name = PurePath(module.path or "").name
+    is_test_module = name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+    return is_test_module and not func.name.startswith("test")
+
+
+def _callers_reach(module: ModuleUses, func: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str] | None:
+    """The platforms that reach some use of ``func`` in its module (None: it is never used there)."""
+    sites = module.uses_of(func.name)
+    if not sites:
+        return None
+    out: frozenset[str] = frozenset()
+    for site, above in sites:
+        allowed = module.guards.allowed(above, site)
+        out |= ALL_PLATFORMS if allowed is None else allowed
+    return out
 
 
 def _table_named(stmt: ast.AST) -> str | None:

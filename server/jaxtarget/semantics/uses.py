@@ -35,8 +35,11 @@ DEFAULT_DEVICE = "jax.default_device"
 DEVICE_PUT = "jax.device_put"
 PLATFORM_DEPENDENT = "jax.lax.platform_dependent"
 PARTIAL = "functools.partial"
+#: compilers that lower every program they are handed for one platform, whatever JAX's backend
+#: (Catalyst's ``qjit`` lowers the jaxpr for the host CPU)
+HOST_COMPILERS: dict[str, frozenset[str]] = {"catalyst.qjit": frozenset({"cpu"})}
 USE_NAMES: frozenset[str] = frozenset(
-    {DEFAULT_DEVICE, DEVICE_PUT, PLATFORM_DEPENDENT, PARTIAL, *TRACE_ONLY, *TRANSFORMS}
+    {DEFAULT_DEVICE, DEVICE_PUT, PLATFORM_DEPENDENT, PARTIAL, *TRACE_ONLY, *TRANSFORMS, *HOST_COMPILERS}
 )
 
 #: builtins that look at a function without calling it
@@ -313,8 +316,10 @@ def _jit_platforms(g: Guards, call: ast.Call, chain: Sequence[ast.AST]) -> froze
 
 
 def _pinned_by_call(g: Guards, call: ast.Call, chain: Sequence[ast.AST]) -> frozenset[str] | None:
-    """``jax.jit(f, backend=...)`` or ``partial(jax.jit, backend=...)``: the platform it pins."""
+    """``jax.jit(f, backend=...)``, ``partial(jax.jit, backend=...)``, ``qjit(f)``: the platform it pins."""
     name = g.callee(call)
+    if name in HOST_COMPILERS:
+        return HOST_COMPILERS[name]
     if name == JIT:
         return _jit_platforms(g, call, chain)
     if name == PARTIAL and call.args and g.resolved.get(id(call.args[0])) == JIT:
@@ -397,6 +402,8 @@ def pinned(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> frozenset[
             for dec in parent.decorator_list:
                 if isinstance(dec, ast.Call):
                     found = _pinned_by_call(g, dec, above) or found
+                else:
+                    found = HOST_COMPILERS.get(g.resolved.get(id(dec), "")) or found
     if found is None:
         found = _passed_function(g, chain, _pin_role)
     return found
