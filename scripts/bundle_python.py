@@ -38,13 +38,11 @@ def _pip(*args: str) -> None:
 
 
 def _pure(oldest: tuple[int, int]) -> list[str]:
+    """pip options: pure-Python wheels for the oldest supported Python, into bundled/libs."""
     version = f"{oldest[0]}.{oldest[1]}"
-    return ["--no-compile", "--target", str(LIBS), "--python-version", version, "--implementation", "py"] + [
-        "--abi",
-        "none",
-        "--only-binary=:all:",
-        "--upgrade",
-    ]
+    target = ["--no-compile", "--upgrade", "--target", str(LIBS)]
+    pure = ["--implementation", "py", "--abi", "none", "--only-binary=:all:"]
+    return [*target, "--python-version", version, *pure]
 
 
 def _holds_somewhere(marker: Marker | None, oldest: tuple[int, int]) -> bool:
