@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from .conditions import (
     ALL,
@@ -31,7 +31,6 @@ from .conditions import (
     SKIP_ON_DEVICES,
     Allowed,
     Conditions,
-    Resolved,
     as_allowed,
     string_set,
     terminal,
@@ -42,19 +41,12 @@ from .entry import Entry
 class Guards(Conditions):
     """Reads the guards of one module: which platforms reach a statement."""
 
-    def __init__(
-        self,
-        tree: ast.Module,
-        resolved: Resolved,
-        predicates: Mapping[str, frozenset[str]] | None = None,
-        capabilities: Mapping[str, frozenset[str]] | None = None,
-    ) -> None:
-        super().__init__(tree, resolved, predicates, capabilities)
-        self._setup: frozenset[str] | None = None
-        #: id(top-level statement) -> platforms that reach it past the module's earlier statements
-        self._module_prefix: dict[int, frozenset[str]] | None = None
-        #: helpers being read (a helper calling itself is not followed)
-        self._open: set[int] = set()
+    #: platforms that get past the module's setup (``setUpModule``, ``pytestmark``), once read
+    _setup: frozenset[str] | None = None
+    #: id(top-level statement) -> platforms that reach it past the module's earlier statements
+    _module_prefix: dict[int, frozenset[str]] | None = None
+    #: helpers being read (a helper calling itself is not followed)
+    _open: frozenset[int] = frozenset()
 
     def _method(self, call: ast.Call, chain: Sequence[ast.AST]) -> str | None:
         """The public name of ``self.m(...)``: ``m`` inherited from a base class the resolver named."""
@@ -146,11 +138,11 @@ class Guards(Conditions):
         func, where = found
         if any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) for n in ast.walk(func)):
             return None
-        self._open.add(id(func))
+        self._open = self._open | {id(func)}
         try:
             return self.falls_through(func.body, where)
         finally:
-            self._open.discard(id(func))
+            self._open = self._open - {id(func)}
 
     def falls_through(self, block: Sequence[ast.stmt], chain: Sequence[ast.AST]) -> frozenset[str]:
         """Platforms on which execution can run past the end of ``block``."""
