@@ -61,6 +61,11 @@ class FolderSettings:
     def __call__(self, path: Path) -> tuple[Settings, tuple[Problem, ...]]:
         folder = path.parent
         found = self._memo.get(folder)
+        if found is None and not (folder / "pyproject.toml").exists():
+            # the same pyproject.toml as the folder above, if that one is known
+            found = self._memo.get(folder.parent)
+            if found is not None:
+                self._memo[folder] = found
         if found is None:
             found = settings_for(path, self.overrides)
             # for a folder, a per-file table the project has is present and empty

@@ -18,7 +18,7 @@ from .semantics.pins import conftest_pin
 from .semantics.source import ChunkCache, FullView, SourceView, SparseModule, parse_recovering
 from .semantics.text import Lines
 from .suppression import unsuppressed
-from .syntax import parses
+from .syntax import parses, spells_any
 
 
 @dataclass
@@ -152,13 +152,13 @@ class Engine:
         return self._report(result, module, self._violations(module))
 
     def may_use(self, source: str) -> bool:
-        """Whether ``source`` can hold a use of a subject: it spells one's name.
+        """Whether ``source`` can hold a use of a subject: it spells one's name as an identifier.
 
         Every use spells the last part of the API's name (``lax.psend``, ``L.psend``,
-        ``from jax.lax import psend as ps``); only names so spelled, and their import
-        aliases, are ever resolved.
+        ``from jax.lax import psend as ps``); only lines with such a word, and import
+        aliases of such words, are ever resolved.
         """
-        return any(term in source for term in self._terms)
+        return spells_any(source, self._terms)
 
     def _analyse(self, view: SourceView, text: Lines, path: str | None) -> Module:
         resolver = self.environment.resolver

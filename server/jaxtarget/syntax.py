@@ -20,3 +20,22 @@ def parses(source: str) -> bool:
     except Exception:  # SyntaxError, ValueError (NUL), RecursionError, MemoryError: parse to know
         return False
     return True
+
+
+def spells_any(source: str, words: tuple[str, ...]) -> bool:
+    """Whether any of ``words`` occurs in ``source`` as a whole identifier (``qr``, not ``sqrt``)."""
+    size = len(source)
+    for word in words:
+        n = len(word)
+        i = source.find(word)
+        while i != -1:
+            before = source[i - 1] if i else ""
+            after = source[i + n] if i + n < size else ""
+            if not _ident(before) and not _ident(after):
+                return True
+            i = source.find(word, i + 1)
+    return False
+
+
+def _ident(c: str) -> bool:
+    return c != "" and (c.isalnum() or c == "_")
