@@ -36,6 +36,36 @@ def test_every_api_with_several_entries_has_distinct_conditions() -> None:
 
 
 @pytest.mark.parametrize(
+    ("statement", "found"),
+    [
+        ('jax.config.update("jax_default_matmul_precision", "TF32_TF32_F32")', True),
+        ("jax.config.update('jax_default_matmul_precision', PREC)", True),
+        ('config.update("jax_default_matmul_precision", "ANY_F8_ANY_F8_F32")', True),
+        # a precision CPU has, another flag, a value that is not visible
+        ('jax.config.update("jax_default_matmul_precision", "bfloat16")', False),
+        ('jax.config.update("jax_enable_x64", True)', False),
+        ('jax.config.update("jax_default_matmul_precision", value)', False),
+    ],
+)
+def test_default_matmul_precision_set_through_the_config(check: CheckFn, statement: str, found: bool) -> None:
+    source = f"""\
+    import jax
+    from jax import config
+
+    PREC = "BF16_BF16_BF16"
+
+
+    def setup(value):
+        {statement}
+    """
+    for targets, expect in ((("cpu",), found), (("tpu",), False)):
+        messages = _messages(check, source, targets)
+        assert bool(messages) == expect, (targets, messages)
+    if found:
+        assert _messages(check, source, ("cpu",))[0][0] == 8
+
+
+@pytest.mark.parametrize(
     ("call", "found"),
     [
         # enum member, string, custom algorithm, a module constant, a partial's keyword and position

@@ -100,6 +100,33 @@ PRESETS: tuple[Api, ...] = (
         condition=ArgCondition("new_val", NOT_CPU_PRESETS, "with a preset CPU lacks", position=0),
         error=_PRESET_ERROR,
     ),
+    # the same default set for the whole process: every later matmul uses the preset
+    limited(
+        "jax.config.update",
+        "jax.config.update",
+        _NOT_CPU,
+        ProbeCase(
+            'dt = jnp.float8_e4m3fn if VALUE.startswith("ANY_F8") else jnp.float32\n'
+            "def g(a, b):\n"
+            "    old = jax.config.jax_default_matmul_precision\n"
+            '    jax.config.update("jax_default_matmul_precision", VALUE)\n'
+            "    try:\n"
+            "        return a @ b\n"
+            "    finally:\n"
+            '        jax.config.update("jax_default_matmul_precision", old)\n'
+            "f = jax.jit(g)\n"
+            "args = (jax.ShapeDtypeStruct((16, 16), dt), jax.ShapeDtypeStruct((16, 16), dt))\n",
+            values=NOT_CPU_PRESETS,
+        ),
+        condition=AllOf(
+            (
+                ArgCondition("name", "jax_default_matmul_precision", "", position=0),
+                ArgCondition("val", NOT_CPU_PRESETS, "", position=1),
+            ),
+            'with "jax_default_matmul_precision" set to a preset CPU lacks',
+        ),
+        error=_PRESET_ERROR,
+    ),
 )
 
 # ---------------------------------------------------------------- decompositions by algorithm
