@@ -101,12 +101,19 @@ def test_build_makes_a_wheel_and_an_sdist_with_what_the_package_needs(dist: Path
         "jaxtarget/probe_child.py",
         "jaxtarget/py.typed",
         "jaxtarget/lsp/server.py",
+        "jaxtarget/pyproject.schema.json",
     } <= names
     assert not any(n.startswith(("tests/", "client/", "server/")) for n in names)
     assert "jaxtarget = jaxtarget.cli:main" in entry_points
     with tarfile.open(dist / f"jaxtarget-{VERSION}.tar.gz") as sdist:
         members = {m.name.split("/", 1)[1] for m in sdist.getmembers() if "/" in m.name}
-    assert {"pyproject.toml", "README.md", "LICENSE", "server/jaxtarget/cli.py"} <= members
+    assert {
+        "pyproject.toml",
+        "README.md",
+        "LICENSE",
+        "server/jaxtarget/cli.py",
+        "server/jaxtarget/pyproject.schema.json",
+    } <= members
     assert not any(m.startswith("tests/") for m in members)
 
 
