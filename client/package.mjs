@@ -2,7 +2,7 @@
 // vsce does not walk the repository (virtual environments, node_modules).
 import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -19,14 +19,20 @@ writeFileSync(join(stage, "package.json"), JSON.stringify(pkg, null, 2));
 for (const name of ["README.md", "LICENSE", "dist"]) {
   cpSync(join(root, name), join(stage, name), { recursive: true });
 }
+// What the server never reads: console scripts, jedi's stubs of third-party packages
+// (typeshed's stubs/, django-stubs: JAX code resolves against the user's own jax), and
+// pip's installation records (RECORD and the like; METADATA stays for importlib.metadata)
 const skip = [
   join(root, "bundled", "libs", "bin"),
   join(root, "bundled", "libs", "jedi", "third_party", "typeshed", "stubs"),
+  join(root, "bundled", "libs", "jedi", "third_party", "django-stubs"),
 ];
-cpSync(join(root, "bundled"), join(stage, "bundled"), {
-  recursive: true,
-  filter: (src) => !skip.some((s) => src.startsWith(s)) && !src.includes("__pycache__"),
-});
+const installRecords = new Set(["RECORD", "INSTALLER", "REQUESTED", "direct_url.json"]);
+const unused = (src) =>
+  skip.some((s) => src === s || src.startsWith(s + sep)) ||
+  src.includes("__pycache__") ||
+  (basename(dirname(src)).endsWith(".dist-info") && installRecords.has(basename(src)));
+cpSync(join(root, "bundled"), join(stage, "bundled"), { recursive: true, filter: (src) => !unused(src) });
 writeFileSync(join(stage, ".vscodeignore"), "**/*.map\n");
 const vsce = join(root, "node_modules", "@vscode", "vsce", "vsce");
 if (!existsSync(vsce)) {
