@@ -12,6 +12,15 @@ if ! command -v nvim >/dev/null 2>&1; then
   fi
 fi
 
+# Emacs with Eglot and lsp-mode, for the README's Emacs snippets (tests/test_readme_editors.py)
+if ! command -v emacs >/dev/null 2>&1 || ! dpkg -s elpa-eglot elpa-lsp-mode >/dev/null 2>&1; then
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    emacs-nox elpa-eglot elpa-lsp-mode >/dev/null
+fi
+
 PY="${PYTHON:-python3}"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
