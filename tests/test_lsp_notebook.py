@@ -100,6 +100,25 @@ async def _initialize(client: LanguageClient, root: Path, profile: str) -> types
     )
 
 
+def _edit(client: LanguageClient, notebook: Path, cell: str, text: str) -> None:
+    """Replace one cell's text (notebook and cell at version 2)."""
+    client.notebook_document_did_change(
+        types.DidChangeNotebookDocumentParams(
+            notebook_document=types.VersionedNotebookDocumentIdentifier(version=2, uri=notebook.as_uri()),
+            change=types.NotebookDocumentChangeEvent(
+                cells=types.NotebookDocumentCellChanges(
+                    text_content=[
+                        types.NotebookDocumentCellContentChanges(
+                            document=types.VersionedTextDocumentIdentifier(uri=cell, version=2),
+                            changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+                        )
+                    ]
+                )
+            ),
+        )
+    )
+
+
 @pytest_lsp.fixture(config=SERVER)
 async def client(lsp_client: LanguageClient, workspace: Path):
     await _initialize(lsp_client, workspace, "visual-studio-code")
@@ -136,21 +155,7 @@ async def test_cells_get_their_own_diagnostics_with_names_resolved_across_cells(
     assert md not in got
 
     # the import leaves the first cell: the other cells' names no longer resolve to jax
-    client.notebook_document_did_change(
-        types.DidChangeNotebookDocumentParams(
-            notebook_document=types.VersionedNotebookDocumentIdentifier(version=2, uri=nb.as_uri()),
-            change=types.NotebookDocumentChangeEvent(
-                cells=types.NotebookDocumentCellChanges(
-                    text_content=[
-                        types.NotebookDocumentCellContentChanges(
-                            document=types.VersionedTextDocumentIdentifier(uri=imports, version=2),
-                            changes=[types.TextDocumentContentChangeWholeDocument(text="lax = object()\n")],
-                        )
-                    ]
-                )
-            ),
-        )
-    )
+    _edit(client, nb, imports, "lax = object()\n")
     await published.until({exchange: 0, eig: 0})
 
     client.notebook_document_did_close(

@@ -81,9 +81,11 @@ async def cell_checked(ls: JaxTargetServer, cell_uri: str) -> Checked | None:
             )
             running = (key, asyncio.ensure_future(work))
             _running[notebook.uri] = running
-        done = await asyncio.shield(running[1])
-        if _running.get(notebook.uri) is running:
-            del _running[notebook.uri]
+        try:
+            done = await asyncio.shield(running[1])
+        finally:
+            if running[1].done() and _running.get(notebook.uri) is running:
+                del _running[notebook.uri]  # done, or failed: a later request starts afresh
         if ls.workspace.get_notebook_document(notebook_uri=notebook.uri) is not None:
             _done[notebook.uri] = done
     index = next((i for i, c in enumerate(done.cells.cells) if c.key == cell_uri), None)
@@ -104,7 +106,7 @@ def _recheck_cells(ls: JaxTargetServer, notebook_uri: str, immediate: bool) -> N
         return
     if ls.pull_mode:
         if ls.refresh_supported:
-            ls.workspace_diagnostic_refresh(None)
+            ls.workspace_diagnostic_refresh(None).add_done_callback(ls._refreshed)
         return
     for cell in notebook.cells:
         if cell.kind == types.NotebookCellKind.Code:
