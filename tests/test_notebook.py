@@ -64,6 +64,22 @@ def test_json_has_the_cell_and_rows_within_it(tmp_path: Path) -> None:
     assert [e["location"]["row"] for e in eig_fix["edits"]] == [2]  # in cell 5's rows
 
 
+def test_github_and_sarif_output_name_the_cell(tmp_path: Path) -> None:
+    _write(tmp_path / "nb.ipynb")
+    github = run_cli("check", "nb.ipynb", "--target", "cpu,tpu", "--format", "github", cwd=tmp_path)
+    first = github.stdout.splitlines()[0]
+    assert first.startswith("::error title=jaxtarget (JT001),file=nb.ipynb,line=4,col=17,"), first
+    assert "::cell 4: JT001 `lax.psend`" in first
+    sarif = run_cli("check", "nb.ipynb", "--target", "cpu,tpu", "--format", "sarif", cwd=tmp_path)
+    results = json.loads(sarif.stdout)["runs"][0]["results"]
+    assert [(r["ruleId"], r["properties"]["cell"]) for r in results] == [
+        ("JT001", 4),
+        ("JT002", 4),
+        ("JT003", 5),
+    ]
+    assert results[0]["locations"][0]["physicalLocation"]["region"]["startLine"] == 4
+
+
 def test_fix_rewrites_only_the_changed_cells_keeping_outputs_metadata_and_magics(tmp_path: Path) -> None:
     path = tmp_path / "nb.ipynb"
     before = _write(path)

@@ -248,7 +248,7 @@ def render_sarif(results: Sequence[FileResult]) -> str:
                     ],
                 }
             )
-        for f in r.findings:
+        for i, f in enumerate(r.findings):
             region = {
                 "startLine": f.span.line,
                 "startColumn": _utf16_col(lines, f.span.line, f.span.col) + 1,
@@ -279,6 +279,9 @@ def render_sarif(results: Sequence[FileResult]) -> str:
                     }
                     for i, (span, text) in enumerate(f.related)
                 ]
+            if r.cell(i) is not None:
+                # a notebook's rows are its cell's: the cell number says which (as in text and JSON)
+                item["properties"] = {"cell": r.cell(i)}
             sarif_results.append(item)
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
