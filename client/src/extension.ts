@@ -7,14 +7,118 @@ import {
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
+  CloseAction,
+  ErrorHandler,
+  RevealOutputChannelOn,
   State,
 } from "vscode-languageclient/node";
-import { chooseInterpreter, explicitSettings, serverCommand, settingsChange, statusText } from "./settings";
+import {
+  FolderConfiguration,
+  FolderStatus,
+  folderStatusFor,
+  renderConfiguration,
+  routeClientLine,
+  statusFromServer,
+  unexpectedExit,
+  workspaceVenv,
+} from "./present";
+import { chooseInterpreter, explicitSettings, serverCommand, settingsChange } from "./settings";
 
 let client: LanguageClient | undefined;
 let output: vscode.LogOutputChannel;
 let status: vscode.LanguageStatusItem;
 let lastVerdict: string | undefined;
+let folderStatuses: FolderStatus[] = [];
+let pythonExtensionMissingLogged = false;
+/** True while the client stops the server on purpose (a restart, deactivation). */
+let stopping = false;
+/** Why the server cannot run at all with this interpreter (shown once; no restarts). */
+let fatal: string | undefined;
+
+const CONFIG_URI = vscode.Uri.parse("jaxtarget:/effective-configuration.txt");
+const configDocument = new (class implements vscode.TextDocumentContentProvider {
+  text = "";
+  readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+  provideTextDocumentContent(): string {
+    return this.text;
+  }
+})();
+
+/** Errors pop up with a button to the logs; the channel itself never opens by itself. */
+function showError(message: string): void {
+  void vscode.window.showErrorMessage(`JAX Target: ${message}`, "Show logs").then((choice) => {
+    if (choice === "Show logs") {
+      output.show(true);
+    }
+  });
+}
+
+/**
+ * The output channel the language client writes to: its "[Level - time] message" lines go
+ * to the log channel at their level (one timestamp each), a server stopped on purpose is
+ * not an error, and a server that dies says so once with a "Show logs" button.
+ */
+function clientChannel(): vscode.OutputChannel {
+  let pending = "";
+  const write = (line: string) => {
+    const routed = routeClientLine(line);
+    if (!routed) {
+      return;
+    }
+    output[routed.level](routed.text);
+    if (routed.text.startsWith("jaxtarget needs Python") && !fatal) {
+      fatal = routed.text; // one message, and no restarts: it cannot start with this interpreter
+      showError(routed.text);
+    } else if (unexpectedExit(routed.text) && !stopping && !fatal) {
+      showError(`the server stopped unexpectedly (${routed.text.replace(/^Server process exited with /, "")})`);
+    }
+  };
+  return {
+    name: output.name,
+    append: (value: string) => {
+      pending += value;
+      const lines = pending.split(/\r?\n/);
+      pending = lines.pop() ?? "";
+      lines.filter((l) => l.trim() !== "").forEach(write);
+    },
+    appendLine: (value: string) => write(value),
+    replace: (value: string) => write(value),
+    clear: () => output.clear(),
+    show: (...args: unknown[]) => output.show(typeof args[0] === "boolean" ? args[0] : Boolean(args[1])),
+    hide: () => output.hide(),
+    dispose: () => undefined,
+  } as vscode.OutputChannel;
+}
+
+const NO_INTERPRETER_SHOWN = "jaxtarget.noInterpreterNoticeShown";
+
+/** Without any interpreter to use, say so once per workspace, with a way to pick one. */
+async function noticeNoInterpreter(context: vscode.ExtensionContext, python: string): Promise<void> {
+  if (context.workspaceState.get<boolean>(NO_INTERPRETER_SHOWN)) {
+    return;
+  }
+  await context.workspaceState.update(NO_INTERPRETER_SHOWN, true);
+  const pick = "Select interpreter";
+  const choice = await vscode.window.showWarningMessage(
+    `JAX Target: no Python interpreter is selected and the workspace has no .venv or venv; analysing with ${python} from PATH.`,
+    pick,
+  );
+  if (choice !== pick) {
+    return;
+  }
+  const picked = await vscode.window.showOpenDialog({
+    canSelectMany: false,
+    openLabel: "Use this interpreter",
+    title: "JAX Target: Python interpreter with jax",
+  });
+  if (picked?.[0]) {
+    const target = vscode.workspace.workspaceFolders?.length
+      ? vscode.ConfigurationTarget.Workspace
+      : vscode.ConfigurationTarget.Global;
+    await vscode.workspace.getConfiguration("jaxtarget").update("interpreter", [picked[0].fsPath], target);
+  }
+}
 
 function inspector(scope?: vscode.ConfigurationScope) {
   const config = vscode.workspace.getConfiguration("jaxtarget", scope);
@@ -28,7 +132,10 @@ async function pythonFromExtension(resource?: vscode.Uri): Promise<string | unde
     const env = await api.environments.resolveEnvironment(envPath);
     return env?.executable.uri?.fsPath ?? envPath.path;
   } catch (err) {
-    output.info(`Python extension not available: ${String(err)}`);
+    if (!pythonExtensionMissingLogged) {
+      pythonExtensionMissingLogged = true;
+      output.info(`Python extension not available: ${String(err)}`);
+    }
     return undefined;
   }
 }
@@ -47,18 +154,30 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
   const interpreterSetting = settings.interpreter as string[] | undefined;
   const roots = trusted ? [] : (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
   const fromExtension = await pythonFromExtension(folder?.uri);
-  const choice = chooseInterpreter(interpreterSetting, fromExtension, "python3", roots);
-  if (fromExtension && choice.source === "fallback") {
-    output.info(`The workspace is not trusted: not running its environment ${fromExtension}`);
+  const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+  const venv = workspaceVenv(folders, (file) => fs.statSync(file, { throwIfNoEntry: false })?.isFile() ?? false);
+  const choice = chooseInterpreter(interpreterSetting, fromExtension, "python3", roots, venv);
+  if ((fromExtension || venv) && choice.source === "fallback" && !trusted) {
+    output.info(`The workspace is not trusted: not running its environment ${fromExtension ?? venv}`);
   }
   const python = choice.python ?? "python3";
+  fatal = undefined;
+  if (choice.source === "fallback" && trusted) {
+    void noticeNoInterpreter(context, python);
+  }
   const bundled = path.join(context.extensionPath, "bundled", "libs");
   const cmd = serverCommand(python, fs.existsSync(bundled) ? bundled : undefined, process.env);
   output.info(`Starting jaxtarget with ${python} (${choice.source})`);
   const serverOptions: ServerOptions = { command: cmd.command, args: cmd.args, options: { env: cmd.env } };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file", language: "python" }],
-    outputChannel: output,
+    outputChannel: clientChannel(),
+    revealOutputChannelOn: RevealOutputChannelOn.Never,
+    errorHandler: {
+      error: (error, message, count) => defaultHandler().error(error, message, count),
+      closed: () =>
+        fatal || stopping ? { action: CloseAction.DoNotRestart, handled: true } : defaultHandler().closed(),
+    },
     initializationOptions: {
       ...settings,
       logLevel: vscode.workspace.getConfiguration("jaxtarget").get<string>("logLevel", "info"),
@@ -78,20 +197,36 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
     },
   };
   client = new LanguageClient("jaxtarget", "JAX Target", serverOptions, clientOptions);
+  const created = client;
+  let fallbackHandler: ErrorHandler | undefined;
+  const defaultHandler = () => (fallbackHandler ??= created.createDefaultErrorHandler(4));
   client.onDidChangeState((e) => {
-    if (e.newState === State.Stopped) {
+    if (e.newState === State.Stopped && !stopping) {
       status.severity = vscode.LanguageStatusSeverity.Error;
       status.text = "JAX Target stopped";
     }
   });
+  // the server's effective targets (pyproject.toml, settings, `auto` resolved), whenever they change
+  client.onNotification("jaxtarget/status", (params: { folders?: FolderStatus[] }) => {
+    folderStatuses = params.folders ?? [];
+    updateStatus();
+  });
+  status.text = "JAX: starting…";
+  status.busy = true;
   await client.start();
-  updateStatus();
 }
 
 function updateStatus(): void {
-  const targets = vscode.workspace.getConfiguration("jaxtarget").get<string[]>("targetBackends", ["auto"]);
-  status.text = statusText(targets, lastVerdict);
+  const folder = folderStatusFor(folderStatuses, vscode.window.activeTextEditor?.document.uri.toString());
+  status.busy = false;
+  if (!folder) {
+    return;
+  }
+  const shown = statusFromServer(folder, lastVerdict);
+  status.text = shown.text;
+  status.detail = shown.detail;
   status.severity = vscode.LanguageStatusSeverity.Information;
+  output.info(`effective targets: ${folder.effectiveTargets.join(", ")} (${shown.detail})`);
 }
 
 let restarting: Promise<void> | undefined;
@@ -103,6 +238,7 @@ async function stopClient(): Promise<void> {
   if (!old) {
     return;
   }
+  stopping = true;
   try {
     if (old.state === State.Running || old.state === State.Starting) {
       await old.stop();
@@ -112,6 +248,8 @@ async function stopClient(): Promise<void> {
   } catch (err) {
     // a client whose start failed cannot be stopped; it is dropped all the same
     output.info(`previous server already stopped: ${String(err)}`);
+  } finally {
+    stopping = false;
   }
 }
 
@@ -129,6 +267,12 @@ function restart(context: vscode.ExtensionContext): Promise<void> {
         await startServer(context);
       } catch (err) {
         output.error(`jaxtarget did not start: ${String(err)}`);
+        status.busy = false;
+        status.severity = vscode.LanguageStatusSeverity.Error;
+        status.text = "JAX Target did not start";
+        if (!fatal) {
+          showError("the language server did not start.");
+        }
       }
     } while (restartPending);
   })().finally(() => {
@@ -142,7 +286,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   status = vscode.languages.createLanguageStatusItem("jaxtarget.status", { language: "python" });
   status.name = "JAX Target";
   status.command = { title: "Probe backend", command: "jaxtarget.probe" };
-  context.subscriptions.push(output, status);
+  context.subscriptions.push(
+    output,
+    status,
+    vscode.workspace.registerTextDocumentContentProvider(CONFIG_URI.scheme, configDocument),
+    vscode.window.onDidChangeActiveTextEditor(() => updateStatus()),
+  );
 
   context.subscriptions.push(
     vscode.commands.registerCommand("jaxtarget.restart", () => restart(context)),
@@ -150,9 +299,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     // jaxtarget.probeBackend and jaxtarget.showConfiguration are the server's commands,
     // which the language client registers itself; these wrap them for the palette.
     vscode.commands.registerCommand("jaxtarget.showEffectiveConfiguration", async () => {
-      const result = await client?.sendRequest("workspace/executeCommand", { command: "jaxtarget.showConfiguration" });
-      const doc = await vscode.workspace.openTextDocument({ language: "json", content: JSON.stringify(result, null, 2) });
-      await vscode.window.showTextDocument(doc);
+      const result = (await client?.sendRequest("workspace/executeCommand", {
+        command: "jaxtarget.showConfiguration",
+      })) as Record<string, FolderConfiguration> | undefined;
+      if (!result) {
+        showError("the language server is not running.");
+        return;
+      }
+      const inspectFor = (uri: string) => {
+        const config = vscode.workspace.getConfiguration("jaxtarget", vscode.Uri.parse(uri));
+        return (key: string) => config.inspect(key);
+      };
+      // a read-only virtual document, rendered afresh each time
+      configDocument.text = renderConfiguration(result, inspectFor, vscode.workspace.workspaceFile !== undefined);
+      configDocument.changed.fire(CONFIG_URI);
+      const doc = await vscode.workspace.openTextDocument(CONFIG_URI);
+      await vscode.window.showTextDocument(doc, { preview: false });
     }),
     vscode.commands.registerCommand("jaxtarget.probe", async () => {
       if (!vscode.workspace.isTrusted) {
@@ -180,7 +342,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         if (client?.state === State.Running) {
           await client.sendNotification(DidChangeConfigurationNotification.type, { settings: null });
         }
-        updateStatus();
       }
     }),
     vscode.workspace.onDidGrantWorkspaceTrust(() => restart(context)),
@@ -195,11 +356,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }),
     );
   } catch {
-    output.info("Python extension not found; using jaxtarget.interpreter or python3");
+    output.info("Python extension not found: jaxtarget.interpreter, the workspace's .venv or venv, else python3");
   }
   await restart(context);
 }
 
 export async function deactivate(): Promise<void> {
+  stopping = true;
   await client?.stop();
 }

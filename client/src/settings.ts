@@ -66,7 +66,7 @@ export function explicitSettings(inspect: Inspector, trusted: boolean): Record<s
 
 export interface InterpreterChoice {
   python: string | undefined;
-  source: "setting" | "python-extension" | "fallback";
+  source: "setting" | "python-extension" | "workspace-venv" | "fallback";
 }
 
 /** Whether ``file`` lies inside one of the ``roots`` (folder paths). */
@@ -80,21 +80,26 @@ export function inside(file: string, roots: readonly string[]): boolean {
 }
 
 /**
- * The jaxtarget.interpreter setting wins, then the Python extension's active environment.
- * In an untrusted workspace (``untrustedRoots`` given) an environment inside the workspace
- * is not run: the workspace could have put any program there.
+ * The jaxtarget.interpreter setting wins, then the Python extension's active environment,
+ * then the workspace's own `.venv`/`venv`. In an untrusted workspace (``untrustedRoots``
+ * given) an environment inside the workspace is not run: the workspace could have put any
+ * program there.
  */
 export function chooseInterpreter(
   setting: readonly string[] | undefined,
   fromPythonExtension: string | undefined,
   fallback: string | undefined,
   untrustedRoots: readonly string[] = [],
+  workspaceEnv?: string,
 ): InterpreterChoice {
   if (setting && setting.length > 0 && setting[0].trim() !== "") {
     return { python: setting[0], source: "setting" };
   }
   if (fromPythonExtension && !inside(fromPythonExtension, untrustedRoots)) {
     return { python: fromPythonExtension, source: "python-extension" };
+  }
+  if (workspaceEnv && !inside(workspaceEnv, untrustedRoots)) {
+    return { python: workspaceEnv, source: "workspace-venv" };
   }
   return { python: fallback, source: "fallback" };
 }
@@ -126,10 +131,4 @@ export function serverCommand(
   }
   env.PYTHONUNBUFFERED = "1";
   return { command: python, args: ["-m", "jaxtarget", "lsp", "--stdio"], env };
-}
-
-/** Status text: the targets and, once probed, the verdict. */
-export function statusText(targets: readonly string[], verdict: string | undefined): string {
-  const t = targets.length ? targets.join(", ") : "auto";
-  return verdict ? `JAX: ${t} · ${verdict}` : `JAX: ${t}`;
 }

@@ -9,7 +9,6 @@ import {
   SERVER_KEYS,
   serverCommand,
   settingsChange,
-  statusText,
 } from "../settings";
 
 const pkg = JSON.parse(readFileSync(join(__dirname, "..", "..", "..", "package.json"), "utf8"));
@@ -84,7 +83,11 @@ test("a settings change restarts the server, or has it read its settings again",
   assert.equal(settingsChange(only(["python.defaultInterpreterPath"])), "none");
 });
 
-test("status text", () => {
-  assert.equal(statusText(["cpu", "tpu"], undefined), "JAX: cpu, tpu");
-  assert.equal(statusText([], "cpu ✗ · cuda ✓"), "JAX: auto · cpu ✗ · cuda ✓");
+test("the workspace's own venv comes after the setting and the Python extension", () => {
+  const venv = "/w/.venv/bin/python";
+  assert.deepEqual(chooseInterpreter([], undefined, "python3", [], venv), { python: venv, source: "workspace-venv" });
+  assert.deepEqual(chooseInterpreter([], "/ext/python", "python3", [], venv), { python: "/ext/python", source: "python-extension" });
+  assert.deepEqual(chooseInterpreter(["/opt/py"], undefined, "python3", [], venv), { python: "/opt/py", source: "setting" });
+  // an untrusted folder's venv is not run
+  assert.deepEqual(chooseInterpreter([], undefined, "python3", ["/w"], venv), { python: "python3", source: "fallback" });
 });
