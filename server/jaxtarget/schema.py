@@ -32,8 +32,11 @@ def _list(item: dict[str, Any]) -> dict[str, Any]:
 
 def _code() -> dict[str, Any]:
     """A code, or a prefix of codes (``JT``, ``ALL``): the codes offered, prefixes accepted."""
-    pattern = "^([Aa][Ll][Ll]|[Jj][Tt][0-9]{0,3})$"
-    return {"anyOf": [{"enum": ["JT", *sorted(ALL_CODES)]}, {"type": "string", "pattern": pattern}]}
+    prefix = next(iter(ALL_CODES)).rstrip("0123456789")  # every code is this prefix and digits
+    digits = max(len(code) for code in ALL_CODES) - len(prefix)
+    either = "".join(f"[{c.upper()}{c.lower()}]" for c in prefix)
+    pattern = f"^([Aa][Ll][Ll]|{either}[0-9]{{0,{digits}}})$"
+    return {"anyOf": [{"enum": [prefix, *sorted(ALL_CODES)]}, {"type": "string", "pattern": pattern}]}
 
 
 def _shape(parse: config.Parser) -> dict[str, Any]:
