@@ -179,3 +179,22 @@ def test_ipython_lines_become_placeholders_and_python_lines_stay(line: str, pyth
     body = cells.source.splitlines()[1:]
     assert (line in body) == python
     assert cells.split(cells.source) == {"0": cells.cells[0].text}  # restored as written
+
+
+def test_a_fix_spanning_cells_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    path = tmp_path / "pair.ipynb"
+    imports = "import jax\nfrom jax import lax"
+    _write(
+        path,
+        [
+            ("code", imports),
+            ("code", "t = lax.psend(x, 'i', [(0, 1)])"),
+            ("code", "y = lax.precv(t, x, 'i', [(0, 1)])"),
+        ],
+    )
+    data = path.read_bytes()
+    # the ppermute fallback replaces the psend ... precv stretch: here it spans two cells
+    out = run_cli("check", "pair.ipynb", "--target", "cpu", "--fix", "--unsafe-fixes", cwd=tmp_path)
+    assert out.returncode == 1
+    assert "pair.ipynb:1:1: fixes not applied: a fix crossed a cell boundary" in out.stdout
+    assert path.read_bytes() == data
