@@ -32,3 +32,14 @@ def test_vscode_settings_apply_live_and_the_extension_shows_the_servers_view() -
     assert steps["restart"]["ok"], steps["restart"]
     for name in ("01-cpu.png", "02-cuda.png", "03-configuration.png", "04-restarted.png"):
         assert (artifacts / name).stat().st_size > 10_000
+
+
+def test_vscode_without_any_interpreter_says_so_once_and_its_button_picks_one() -> None:
+    artifacts = ROOT / "artifacts" / "vscode-interpreter"
+    shutil.rmtree(artifacts, ignore_errors=True)
+    result = run_e2e("vscode-interpreter-e2e.mjs", str(artifacts), sys.executable)
+    assert result["error"] is None, result
+    steps = result["steps"]
+    assert steps["notice"]["ok"], steps["notice"]
+    assert steps["once"]["ok"], steps["once"]
+    assert steps["picked"]["ok"], steps["picked"]
