@@ -81,8 +81,17 @@ class Analysis:
 
     def fix_context(self) -> FixContext:
         if self._fix_context is None:
-            tree = self.module.tree if self.module is not None else None
-            self._fix_context = FixContext(self.source, self.path, self.version, tree)
+            module = self.module
+            tree = module.tree if module is not None else None
+            same = module is not None and module.text.source == self.source
+            view: SourceView | None = None
+            if same and module is not None and isinstance(module.view, SparseModule):
+                # a view of its own over the parsed chunks: fixes parse more without touching the analysis's
+                view = SparseModule(module.text, ChunkCache(module.view.cache))
+            elif same and module is not None and isinstance(module.view, FullView):
+                view = module.view
+            text = module.text if same and module is not None else None
+            self._fix_context = FixContext(self.source, self.path, self.version, tree, view, text)
         return self._fix_context
 
 

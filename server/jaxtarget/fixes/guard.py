@@ -104,7 +104,7 @@ def guard_fix(
     nl = ctx.newline
     platforms = v.api.platforms(ctx.version)
     condition, need = guard_condition(platforms)
-    body = reindent(lines, first, last, unit, ctx.string_interior(), nl)
+    body = reindent(lines, first, last, unit, ctx.string_interior(first, last), nl)
     if fallback is not None:
         other = fallback(indent + unit)
         if other is None:

@@ -13,38 +13,93 @@ from functools import cached_property
 from ..model import Edit
 from ..platforms import Version
 from ..semantics.module import Reference
-from ..semantics.source import TokenFacts, parse_modern
-from ..semantics.text import Lines
+from ..semantics.source import SourceView, TokenFacts, parse_modern
+from ..semantics.text import Lines, lines_with_words
 
 #: The GPU test the guard fixes insert (and the guards recognise).
 HELPER_NAME = "has_gpu_backend"
 
 
+#: the names fixes may need bound at module level: the imports they add and the GPU test
+MODULE_NAMES = ("jax", "pytest", HELPER_NAME)
+
+
 @dataclass
 class FixContext:
-    """The module being fixed, parsed and tokenized at most once for all of its fixes."""
+    """The module being fixed: what its fixes read of it, each read at most once.
+
+    With the analysed ``view`` (the language server's sparse one), only the statements
+    fixes need are parsed: those that may bind a name in ``MODULE_NAMES``, the leading
+    docstring and imports, and the statement being changed; nothing reads the whole file.
+    """
 
     source: str
     path: str | None
     version: Version | None
     #: the analysed tree, used when the whole source does not parse
     fallback_tree: ast.Module | None = None
+    #: the analysed view of the module, and its text
+    view: SourceView | None = None
+    text: Lines | None = None
 
     @cached_property
     def lines(self) -> Lines:
-        return Lines(self.source)
+        return self.text if self.text is not None else Lines(self.source)
 
     @cached_property
     def tree(self) -> ast.Module | None:
-        """Module-level facts (imports, helpers) need every statement, not a sparse view."""
-        try:
-            return parse_modern(self.source)
-        except (SyntaxError, ValueError):
-            return self.fallback_tree
+        """Module-level facts (imports, helpers): every statement that can hold them."""
+        view = self.view
+        if view is None or view.failed or view.replaced:
+            try:
+                return parse_modern(self.source)
+            except (SyntaxError, ValueError):
+                return self.fallback_tree
+        lines = self.lines
+        binding: list[int] = []
+        for name in MODULE_NAMES:
+            asked: set[int] = set()
+            for ln in lines_with_words(lines, (name,)):
+                chunk = view.chunk_index(ln)
+                if chunk in asked or ln in view:
+                    continue
+                asked.add(chunk)
+                if view.may_bind_module_name(ln, name):
+                    binding.append(ln)
+        view.ensure(binding)
+        # the leading docstring and imports, up to the first other statement
+        line, n = 1, len(lines.starts)
+        while line <= n:
+            view.ensure([line])
+            last = view.chunk_last_line(line)
+            if any(not _leads(s) for s in view.module().body if line <= stmt_start(s) <= last):
+                break
+            line = max(last, line) + 1
+        return None if view.failed else view.module()
+
+    def tokens(self, line: int) -> TokenFacts:
+        """The tokenizer's facts about the top-level statement holding ``line`` (file line numbers)."""
+        first, last = self._statement_lines(line)
+        key = (first, last)
+        found = self._tokens.get(key)
+        if found is None:
+            lines = self.lines
+            end = lines.offset(last + 1) if last < len(lines.starts) else len(self.source)
+            found = self._tokens[key] = TokenFacts(self.source[lines.offset(first) : end], first - 1)
+        return found
 
     @cached_property
-    def tokens(self) -> TokenFacts:
-        return TokenFacts(self.source)
+    def _tokens(self) -> dict[tuple[int, int], TokenFacts]:
+        return {}
+
+    def _statement_lines(self, line: int) -> tuple[int, int]:
+        view = self.view
+        if view is not None and not view.failed:
+            view.ensure([line])
+            for stmt in view.module().body:
+                if stmt_start(stmt) <= line <= (stmt.end_lineno or stmt.lineno):
+                    return stmt_start(stmt), stmt.end_lineno or stmt.lineno
+        return 1, len(self.lines.starts)
 
     @cached_property
     def newline(self) -> str:
@@ -74,14 +129,40 @@ class FixContext:
             pass
         return None
 
-    def string_interior(self) -> set[int]:
-        """Lines that begin inside a multi-line string (only tokenized when one may exist)."""
-        if '"""' in self.source or "'''" in self.source:
-            return self.tokens.string_interior
-        return set()
+    def string_interior(self, first: int, last: int) -> set[int]:
+        """Lines ``first..last`` that begin inside a multi-line string."""
+        if '"""' not in self.source and "'''" not in self.source:
+            return set()
+        out: set[int] = set()
+        line = first
+        while line <= last:
+            facts = self.tokens(line)
+            out |= facts.string_interior
+            line = max(self._statement_lines(line)[1], line) + 1
+        return {ln for ln in out if first <= ln <= last}
 
     def expr_text(self, node: ast.AST) -> str:
-        return ast.get_source_segment(self.source, node) or ast.unparse(node)
+        """The source text of ``node``, from the line table (``ast.get_source_segment`` splits the file)."""
+        lines = self.lines
+        try:
+            line, col = node.lineno, node.col_offset  # type: ignore[attr-defined]
+            end_line, end_col = node.end_lineno, node.end_col_offset  # type: ignore[attr-defined]
+        except AttributeError:
+            return ast.unparse(node)
+        if end_line is None or end_col is None:
+            return ast.unparse(node)
+        start = lines.offset(line) + lines.char_col(line, col)
+        end = lines.offset(end_line) + lines.char_col(end_line, end_col)
+        return self.source[start:end]
+
+
+def _leads(stmt: ast.stmt) -> bool:
+    """A statement of the leading block: a docstring, an import, or a ``try`` of imports."""
+    if isinstance(stmt, ast.Expr):
+        return isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+    if isinstance(stmt, ast.Try):
+        return all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body)
+    return isinstance(stmt, (ast.Import, ast.ImportFrom))
 
 
 def apply_edits(source: str, edits: Sequence[Edit]) -> str:

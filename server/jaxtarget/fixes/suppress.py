@@ -15,7 +15,7 @@ def suppress_fix(ctx: FixContext, code: str, span: Span) -> Fix | None:
     text = lines.text(line)
     if text.rstrip().endswith("\\"):
         return None
-    facts = ctx.tokens
+    facts = ctx.tokens(line)
     if line + 1 in facts.string_interior:
         return None  # the line ends inside a multi-line string: no comment can go there
     existing = facts.comments.get(line)

@@ -91,6 +91,10 @@ def _sides(module: Module, value: ast.expr, chain: list[ast.AST], cond: ArgCondi
         return (true & body[0]) | (false & orelse[0]), (true & body[1]) | (false & orelse[1])
     if isinstance(value, ast.Name) and depth < _MAX_DEPTH:
         found = guards.values.value_of(value, chain)
+        if found is None and module.ensure_bound(value.id):
+            # a module constant whose statement the sparse view had not parsed
+            guards = module.guards
+            found = guards.values.value_of(value, chain)
         if found is not None:
             _resolve_names_in(module, found[0], cond)
             return _sides(module, found[0], list(found[1]), cond, depth + 1)

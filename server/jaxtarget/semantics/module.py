@@ -226,6 +226,11 @@ class Module:
         self.resolved.update((id(c.node), name) for c, name, _ in resolved)
         return resolved
 
+    def ensure_bound(self, name: str) -> bool:
+        """Parse the top-level statements that may bind ``name`` (a sparse view); True if any was new."""
+        todo = _binding_lines(self.view, (name,), {name: self.lines_of_word(name)}, self._binding_asked)
+        return self.view.ensure(todo)
+
     def may_pin(self) -> bool:
         """Whether the module passes ``backend=`` or ``device=`` anywhere (once per version)."""
         if self._may_pin is None:

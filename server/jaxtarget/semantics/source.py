@@ -117,7 +117,8 @@ def parse_recovering(source: str) -> tuple[ast.Module | None, str | None, int | 
 class TokenFacts:
     """What Python's tokenizer says about comments and multi-line strings."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, line_offset: int = 0) -> None:
+        """``source`` is the file's text from line ``line_offset + 1`` on (whole statements)."""
         #: line -> (column in code points, comment text)
         self.comments: dict[int, tuple[int, str]] = {}
         #: lines that begin inside a multi-line string token (their text is data)
@@ -126,9 +127,10 @@ class TokenFacts:
         try:
             for tok in tokenize.generate_tokens(io.StringIO(source).readline):
                 if tok.type == tokenize.COMMENT:
-                    self.comments[tok.start[0]] = (tok.start[1], tok.string)
+                    self.comments[tok.start[0] + line_offset] = (tok.start[1], tok.string)
                 elif tok.type == tokenize.STRING or tok.type == fstring_middle:
-                    self.string_interior.update(range(tok.start[0] + 1, tok.end[0] + 1))
+                    first, last = tok.start[0] + line_offset, tok.end[0] + line_offset
+                    self.string_interior.update(range(first + 1, last + 1))
         except (tokenize.TokenError, SyntaxError):
             pass
 
