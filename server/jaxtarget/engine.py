@@ -67,6 +67,11 @@ class Analysis:
             self._fixes[finding.id] = done
         return done
 
+    def has_autofix(self, finding: Finding) -> bool:
+        """Whether the finding's rule has a fix fix-all applies (the fix itself is not built)."""
+        v = self.violations.get(finding.id)
+        return v is not None and v.rule.autofix is not None
+
     def autofix(self, finding: Finding) -> Fix | None:
         """The fix fix-all and `check --format json` apply: the rule's autofix kind."""
         v = self.violations.get(finding.id)

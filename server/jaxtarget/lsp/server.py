@@ -193,36 +193,40 @@ async def code_action(ls: JaxTargetServer, params: types.CodeActionParams) -> li
     codec, lines = doc.position_codec, doc.lines
     lazy = _resolve_supported(ls)
     only = params.context.only
-    actions: list[types.CodeAction] = []
+    analysis = checked.analysis
+    asked: list[tuple[types.Diagnostic, Finding]] = []
     if not only or any(k.startswith(types.CodeActionKind.QuickFix) for k in only):
         for diag in params.context.diagnostics:
-            if diag.source != convert.SOURCE:
-                continue
-            finding = _finding_for(checked, diag.data)
-            if finding is None:
-                continue
-            for i, fix in enumerate(checked.analysis.fixes(finding)):
-                action = types.CodeAction(
-                    title=fix.title,
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[diag],
-                    is_preferred=i == 0 and fix.kind != "suppress",
-                    data={"uri": uri, "version": doc.version, "id": finding.id, "index": i},
-                )
-                if not lazy:
-                    action.edit = convert.workspace_edit(
-                        uri, doc.version, convert.text_edits(codec, lines, fix.edits)
-                    )
-                actions.append(action)
+            finding = _finding_for(checked, diag.data) if diag.source == convert.SOURCE else None
+            if finding is not None:
+                asked.append((diag, finding))
     wants_fix_all = not only or any(FIX_ALL_KIND.startswith(k) for k in only)
-    if wants_fix_all and any(checked.analysis.autofix(f) for f in checked.analysis.findings):
+    offer_fix_all = wants_fix_all and any(analysis.has_autofix(f) for f in analysis.findings)
+    loop = asyncio.get_running_loop()
+    # fixes are built off the event loop, from the analysis held for this version
+    built = await loop.run_in_executor(ls.analysis_pool, lambda: [analysis.fixes(f) for _, f in asked])
+    actions: list[types.CodeAction] = []
+    for (diag, finding), fixes in zip(asked, built, strict=True):
+        for i, fix in enumerate(fixes):
+            action = types.CodeAction(
+                title=fix.title,
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[diag],
+                is_preferred=i == 0 and fix.kind != "suppress",
+                data={"uri": uri, "version": doc.version, "id": finding.id, "index": i},
+            )
+            if not lazy:
+                edits = convert.text_edits(codec, lines, fix.edits)
+                action.edit = convert.workspace_edit(uri, doc.version, edits)
+            actions.append(action)
+    if offer_fix_all:
         action = types.CodeAction(
             title="jaxtarget: guard every backend-limited call in this file",
             kind=FIX_ALL_KIND,
             data={"uri": uri, "version": doc.version, "fixAll": True},
         )
         if not lazy:
-            action.edit = _fix_all_edit(checked)
+            action.edit = await loop.run_in_executor(ls.analysis_pool, _fix_all_edit, checked)
         actions.append(action)
     return actions
 
