@@ -248,3 +248,30 @@ def test_a_parameter_handed_on_is_no_visible_argument(check: CheckFn) -> None:
     )
     found = check(source, ("cpu",)).findings
     assert [(f.code, f.span.line) for f in found] == [("JT003", 9)]
+
+
+@pytest.mark.parametrize(
+    ("body", "lines"),
+    [
+        # compiled inside the try, whose handler sees the lowering error
+        ("try:\n        jax.jit(jnp.linalg.eig)(a)\n    except NotImplementedError:\n        pass", []),
+        ("try:\n        jax.jit(jnp.linalg.eig).lower(a)\n    except Exception:\n        pass", []),
+        (
+            "try:\n        jax.jit(jnp.linalg.eig).lower(a)\n    except (ValueError, RuntimeError):\n        pass",
+            [],
+        ),
+        # a handler that does not catch it, or re-raises; a jitted function kept for later
+        ("try:\n        jax.jit(jnp.linalg.eig)(a)\n    except ValueError:\n        pass", [7]),
+        ("try:\n        jax.jit(jnp.linalg.eig)(a)\n    except NotImplementedError:\n        raise", [7]),
+        ("try:\n        f = jax.jit(jnp.linalg.eig)\n    except NotImplementedError:\n        pass", [7]),
+        ("try:\n        jax.jit(jnp.linalg.eig).trace(a)\n    except NotImplementedError:\n        pass", []),
+        ("jax.jit(jnp.linalg.eig)(a)", [6]),
+        # traced only, or traced and then lowered
+        ("jax.jit(jnp.linalg.eig).trace(a)", []),
+        ("jax.jit(jnp.linalg.eig).trace(a).lower()", [6]),
+    ],
+)
+def test_a_lowering_compiled_inside_a_try(check: CheckFn, body: str, lines: list[int]) -> None:
+    source = f"import jax\nimport jax.numpy as jnp\n\n\ndef probe(a):\n    {body}\n"
+    found = check(source, ("tpu",)).findings
+    assert [f.span.line for f in found] == lines, source

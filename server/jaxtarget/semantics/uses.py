@@ -213,6 +213,12 @@ def _traced_by(g: Guards, call: ast.Call, where: Sequence[ast.AST]) -> bool:
     if name not in TRANSFORMS and name != PARTIAL:
         return False
     parent = where[-1] if where else None
+    if isinstance(parent, ast.Attribute) and parent.value is call and parent.attr == "trace":
+        # `jax.jit(f).trace(x)`, not followed by `.lower()`
+        traced = where[-2] if len(where) > 1 else None
+        after = where[-3] if len(where) > 2 else None
+        lowered = isinstance(after, ast.Attribute) and after.attr == "lower"
+        return isinstance(traced, ast.Call) and traced.func is parent and not lowered
     # `step = jax.jit(...)` used only as `step.trace(x)` (never `.lower()`ed or called)
     variable = assigned_name(parent, call)
     if variable is not None:
