@@ -91,7 +91,8 @@ def _sides(module: Module, value: ast.expr, chain: list[ast.AST], cond: ArgCondi
         return (true & body[0]) | (false & orelse[0]), (true & body[1]) | (false & orelse[1])
     if isinstance(value, ast.Name) and depth < _MAX_DEPTH:
         found = guards.values.value_of(value, chain)
-        if found is None and module.ensure_bound(value.id):
+        local = guards.values.bound_locally(value.id, chain)
+        if found is None and not local and module.ensure_bound(value.id):
             # a module constant whose statement the sparse view had not parsed
             guards = module.guards
             found = guards.values.value_of(value, chain)

@@ -144,6 +144,21 @@ def catches(kind: ast.expr | None, names: frozenset[str]) -> bool:
     return terminal(kind) in names
 
 
+def _clears(stmt: ast.stmt, name: str) -> bool:
+    """``if <test>: name = False`` (nothing else in it)."""
+    if not isinstance(stmt, ast.If) or stmt.orelse or len(stmt.body) != 1:
+        return False
+    body = stmt.body[0]
+    return (
+        isinstance(body, ast.Assign)
+        and len(body.targets) == 1
+        and isinstance(body.targets[0], ast.Name)
+        and body.targets[0].id == name
+        and isinstance(body.value, ast.Constant)
+        and body.value.value is False
+    )
+
+
 def _returns(stmt: ast.stmt, value: bool) -> bool:
     return isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Constant) and stmt.value.value is value
 
@@ -258,20 +273,14 @@ class Conditions:
             return None
         func = chain[at]
         assert isinstance(func, DEFS)
+        before = [stmt for stmt in func.body if stmt.lineno < flag.lineno]
+        clears = [stmt for stmt in before if _clears(stmt, flag.id)]
+        if not clears:
+            return None
         found: frozenset[str] | None = None
-        for stmt in func.body:
-            if stmt.lineno >= flag.lineno:
-                break
-            body = stmt.body[0] if isinstance(stmt, ast.If) and len(stmt.body) == 1 else None
-            if (
-                isinstance(stmt, ast.If)
-                and not stmt.orelse
-                and isinstance(body, ast.Assign)
-                and [t.id for t in body.targets if isinstance(t, ast.Name)] == [flag.id]
-                and len(body.targets) == 1
-                and isinstance(body.value, ast.Constant)
-                and body.value.value is False
-            ):
+        for stmt in before:
+            if any(stmt is c for c in clears):
+                assert isinstance(stmt, ast.If)
                 true, false = self.sets(stmt.test, [*chain[: at + 1]], depth + 1)
                 found = false if (true, false) != (ALL, ALL) else None
             elif any(

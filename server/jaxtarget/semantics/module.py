@@ -108,18 +108,25 @@ class Wanted:
 
     def subject_terms(self, source: str | None = None) -> frozenset[str]:
         """The last name parts of the subjects (with ``source``: of those it can use visibly)."""
-        subjects = self.subjects
-        if source is not None and self.gates:
-            subjects = frozenset(q for q in subjects if q not in self.gates or self._spelled(q, source))
-        return frozenset(q.rsplit(".", 1)[-1] for q in subjects)
+        if source is None or not self.gates:
+            return frozenset(q.rsplit(".", 1)[-1] for q in self.subjects)
+        last = self.__dict__.get("_last_terms")
+        if last is not None and last[0] is source:
+            return last[1]  # type: ignore[no-any-return]
+        subjects = frozenset(q for q in self.subjects if q not in self.gates or self._spelled(q, source))
+        found = frozenset(q.rsplit(".", 1)[-1] for q in subjects)
+        # asked several times per check of one text: remember the last answer (frozen: set it directly)
+        object.__setattr__(self, "_last_terms", (source, found))
+        return found
 
     def _spelled(self, qualname: str, source: str) -> bool:
         return any(
             all(any(word in source for word in words) for words in entry) for entry in self.gates[qualname]
         )
 
-    def terms(self) -> frozenset[str]:
-        return frozenset(q.rsplit(".", 1)[-1] for q in self.all)
+    def terms(self, source: str | None = None) -> frozenset[str]:
+        """The last name parts of the subjects and context (with ``source``: subjects it can use visibly)."""
+        return self.subject_terms(source) | frozenset(q.rsplit(".", 1)[-1] for q in self.context)
 
     def might_be_mentioned(self, source: str) -> bool:
         """A cheap test: can ``source`` hold a use of a subject at all?"""
@@ -320,7 +327,7 @@ def analyse(
         or view.chunk_last_line(ln) - ln <= _PREDICATE_LINES
     ]
     view.ensure(setup)
-    terms = wanted.terms()
+    terms = wanted.terms(source)
     aliases = (
         import_aliases(view.module(), lines_with_words(text, ("import",)), terms)
         if " as " in source

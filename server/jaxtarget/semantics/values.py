@@ -196,6 +196,10 @@ class Values:
                 return hit, _scope_chain(self.tree, hit)
         return None
 
+    def bound_locally(self, name: str, chain: Sequence[ast.AST]) -> bool:
+        """Whether a function around the end of ``chain`` binds ``name`` (so no module statement does)."""
+        return any(isinstance(n, _FUNCTIONS) and self._binding(n, name) is not None for n in chain)
+
     def lookup(self, name: str, chain: Sequence[ast.AST]) -> tuple[ast.AST, list[ast.AST]] | None:
         """The one node binding ``name`` seen from the end of ``chain`` (an assignment or a def)."""
         return self._lookup(name, chain)
