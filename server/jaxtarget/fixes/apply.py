@@ -39,6 +39,12 @@ class FileFix:
     gone: tuple[Finding, ...] = ()
 
 
+def _error(exc: SyntaxError | ValueError) -> str:
+    if isinstance(exc, SyntaxError):
+        return f"SyntaxError: {exc.msg} (line {exc.lineno})"
+    return f"{type(exc).__name__}: {exc}"
+
+
 def _compiles(text: str, path: str) -> str | None:
     """None if ``text`` compiles, else the error."""
     try:
@@ -46,9 +52,7 @@ def _compiles(text: str, path: str) -> str | None:
             warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes: not our business
             compile(text, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as exc:
-        if isinstance(exc, SyntaxError):
-            return f"SyntaxError: {exc.msg} (line {exc.lineno})"
-        return f"{type(exc).__name__}: {exc}"
+        return _error(exc)
     return None
 
 
@@ -56,9 +60,7 @@ def _parses(text: str) -> str | None:
     try:
         parse_modern(text)
     except (SyntaxError, ValueError) as exc:
-        if isinstance(exc, SyntaxError):
-            return f"SyntaxError: {exc.msg} (line {exc.lineno})"
-        return f"{type(exc).__name__}: {exc}"
+        return _error(exc)
     return None
 
 
