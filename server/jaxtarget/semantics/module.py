@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..model import Span
@@ -106,27 +106,21 @@ class Wanted:
     def all(self) -> frozenset[str]:
         return self.subjects | self.context
 
-    def subject_terms(self, source: str | None = None) -> frozenset[str]:
-        """The last name parts of the subjects (with ``source``: of those it can use visibly)."""
-        if source is None or not self.gates:
-            return frozenset(q.rsplit(".", 1)[-1] for q in self.subjects)
-        last = self.__dict__.get("_last_terms")
-        if last is not None and last[0] is source:
-            return last[1]  # type: ignore[no-any-return]
-        subjects = frozenset(q for q in self.subjects if q not in self.gates or self._spelled(q, source))
-        found = frozenset(q.rsplit(".", 1)[-1] for q in subjects)
-        # asked several times per check of one text: remember the last answer (frozen: set it directly)
-        object.__setattr__(self, "_last_terms", (source, found))
-        return found
+    def subject_terms(self, spells: Callable[[str], bool] | None = None) -> frozenset[str]:
+        """The last name parts of the subjects (with ``spells``, whether the module spells a word:
+        of those it can use visibly; an API reported only with some argument needs its words)."""
+        subjects = self.subjects
+        if spells is not None and self.gates:
+            subjects = frozenset(q for q in subjects if q not in self.gates or self._spelled(q, spells))
+        return frozenset(q.rsplit(".", 1)[-1] for q in subjects)
 
-    def _spelled(self, qualname: str, source: str) -> bool:
-        return any(
-            all(any(word in source for word in words) for words in entry) for entry in self.gates[qualname]
-        )
+    def _spelled(self, qualname: str, spells: Callable[[str], bool]) -> bool:
+        entries = self.gates[qualname]
+        return any(all(any(spells(word) for word in words) for words in entry) for entry in entries)
 
-    def terms(self, source: str | None = None) -> frozenset[str]:
-        """The last name parts of the subjects and context (with ``source``: subjects it can use visibly)."""
-        return self.subject_terms(source) | frozenset(q.rsplit(".", 1)[-1] for q in self.context)
+    def terms(self, spells: Callable[[str], bool] | None = None) -> frozenset[str]:
+        """The last name parts of the subjects and context (with ``spells``: subjects used visibly)."""
+        return self.subject_terms(spells) | frozenset(q.rsplit(".", 1)[-1] for q in self.context)
 
     def might_be_mentioned(self, source: str) -> bool:
         """A cheap test: can ``source`` hold a use of a subject at all?"""
@@ -327,13 +321,18 @@ def analyse(
         or view.chunk_last_line(ln) - ln <= _PREDICATE_LINES
     ]
     view.ensure(setup)
-    terms = wanted.terms(source)
+
+    # the gate words are looked up in the text's word index, which an edit updates in place
+    def spells(word: str) -> bool:
+        return bool(text.word_lines(word))
+
+    terms = wanted.terms(spells)
     aliases = (
         import_aliases(view.module(), lines_with_words(text, ("import",)), terms)
         if " as " in source
         else set()
     )
-    subject_lines = lines_with_words(text, wanted.subject_terms(source) | aliases)
+    subject_lines = lines_with_words(text, wanted.subject_terms(spells) | aliases)
     if not subject_lines:
         return module
     view.ensure(subject_lines)
