@@ -39,7 +39,7 @@ from .scopes import (
 )
 from .source import SourceView
 from .tables import through_module_names
-from .text import Lines, lines_matching, lines_with_words
+from .text import Lines, lines_where, lines_with_words
 from .values import Values
 from .wrapped import WrappedFunctions
 
@@ -350,9 +350,9 @@ def analyse(
     }
     if receivers:
         pattern = re.compile(
-            rf"^(?:async[ \t]+)?def[ \t]+(?:{'|'.join(map(re.escape, sorted(receivers)))})\b", re.M
+            rf"^(?:async[ \t]+)?def[ \t]+(?:{'|'.join(map(re.escape, sorted(receivers)))})\b"
         )
-        view.ensure(lines_matching(text, pattern))
+        view.ensure(lines_where(text, receivers, pattern))
     pin = pins.module_pin(view.module()) or project_pin
     module.references = _references(resolved, text, module.guards, wanted.subjects, pin)
     for ref in module.references:

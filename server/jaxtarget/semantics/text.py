@@ -64,11 +64,12 @@ def _find_word(source: str, word: str, start: int, stop: int) -> list[int]:
     """Offsets in [start, stop) where ``word`` occurs as a whole identifier."""
     n, size = len(word), len(source)
     found: list[int] = []
-    i = source.find(word, max(start, 0))
-    while i != -1 and i < stop:
+    end = min(size, stop + n - 1)  # an occurrence starting before ``stop`` ends by here
+    i = source.find(word, max(start, 0), end)
+    while i != -1:
         if not (i and _is_ident(source[i - 1])) and not (i + n < size and _is_ident(source[i + n])):
             found.append(i)
-        i = source.find(word, i + n)
+        i = source.find(word, i + n, end)
     return found
 
 
@@ -307,13 +308,6 @@ def lines_with_words(text: Lines, words: Iterable[str]) -> list[int]:
     return sorted(found)
 
 
-def lines_matching(text: Lines, pattern: re.Pattern[str]) -> list[int]:
-    """Lines on which ``pattern`` matches, in order, once each."""
-    found: list[int] = []
-    last = -1
-    for m in pattern.finditer(text.source):
-        line = text.line_of(m.start())
-        if line != last:
-            found.append(line)
-            last = line
-    return found
+def lines_where(text: Lines, words: Iterable[str], pattern: re.Pattern[str]) -> list[int]:
+    """Lines holding one of ``words`` (from the word index) whose text ``pattern`` matches."""
+    return [ln for ln in lines_with_words(text, words) if pattern.search(text.text(ln))]

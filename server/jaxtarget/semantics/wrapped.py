@@ -15,7 +15,7 @@ from collections.abc import Set
 
 from .conditions import terminal
 from .source import SourceView
-from .text import Lines, lines_matching
+from .text import Lines, lines_where
 
 
 def _mentions(node: ast.AST, wrappers: Set[int]) -> bool:
@@ -95,9 +95,8 @@ class WrappedFunctions:
         # a name passed to the wrapper may hold `partial(body, ...)`: the body runs under it
         if passed:
             alternatives = "|".join(re.escape(n) for n in sorted(passed))
-            self.view.ensure(
-                lines_matching(self.text, re.compile(rf"^[ \t]*(?:{alternatives})[ \t]*=", re.M))
-            )
+            assigned = re.compile(rf"^[ \t]*(?:{alternatives})[ \t]*=")
+            self.view.ensure(lines_where(self.text, passed, assigned))
         for node in ast.walk(self.view.module()):
             if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
                 continue
@@ -114,7 +113,7 @@ class WrappedFunctions:
             new = wanted - seen
             seen |= new
             pattern = re.compile(rf"\bdef\s+(?:{'|'.join(re.escape(n) for n in sorted(new))})\b")
-            self.view.ensure(lines_matching(self.text, pattern))
+            self.view.ensure(lines_where(self.text, new, pattern))
             for node in ast.walk(self.view.module()):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in new:
                     nodes.add(id(node))
