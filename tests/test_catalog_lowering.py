@@ -21,8 +21,11 @@ from jaxtarget.probe import (
     ProbeResult,
     catalog_cases,
     catalog_disagreements,
+    execution_disagreements,
     format_disagreements,
+    format_execution,
     format_summary,
+    local_platform,
     run_probe,
 )
 from jaxtarget.rules.registry import APIS
@@ -177,6 +180,63 @@ def test_probe_all_finds_a_fact_of_another_release() -> None:
     text = format_disagreements(relabelled, checked, found)
     assert f"{2 * len(scaled)} disagree" in text
     assert "jax.nn.scaled_matmul on cpu: the catalog says it does not lower" in text
+
+
+def test_probe_all_run_compiles_and_runs_each_case_on_this_machine(tmp_path: Path) -> None:
+    """`probe --all --run` on the CPU: every case the catalog says lowers on cpu runs, the others fail to lower."""
+    proc = run_cli("probe", "--all", "--run", "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["run"]["disagreements"] == [] and data["run"]["checked"] > 100, data["run"]
+    psend = data["cases"]["jax.lax.psend"]["execute"]
+    assert (psend["ok"], psend["stage"]) == (False, "lower"), psend
+    assert "only implemented on GPU" in psend["error"]["message"]
+    assert data["cases"]["jax.numpy.linalg.eig"]["execute"]["ok"] is True
+    # the same runs read as if from a TPU: a case that ran here but does not lower on tpu
+    # disagrees, and so does one that failed to lower here but lowers on tpu
+    real = ProbeResult(sys.executable, data, 0.0)
+    as_tpu = ProbeResult(sys.executable, {**data, "platform": "tpu"}, 0.0)
+    version = parse_version(data["jax"])
+    expected = set()
+    for case_id, api, _ in catalog_cases():
+        run = data["cases"].get(case_id, {}).get("execute", {})
+        on_tpu = "tpu" in api.platforms(version)
+        if (run.get("ok") and not on_tpu) or (run.get("ok") is False and run["stage"] == "lower" and on_tpu):
+            expected.add(case_id)
+    checked, wrong, _ = execution_disagreements(as_tpu)
+    assert checked == execution_disagreements(real)[0]
+    assert {
+        "jax.numpy.linalg.eig",
+        "jax.lax.dot[with a precision= preset CPU lacks]=TF32_TF32_F32",
+    } <= expected
+    assert {d.qualname for d in wrong} == expected
+    text = format_execution(as_tpu, checked, wrong, [])
+    assert "jax.numpy.linalg.eig: the catalog says it does not lower on tpu; it ran" in text
+    usage = run_cli("probe", "--run", cwd=tmp_path)
+    assert usage.returncode == 2 and "--run goes with --all" in usage.stderr
+
+
+#: `jaxtarget probe --all --run --format json` on machines with a GPU (the derived
+#: verdicts dropped): jax 0.11.2 with jax-cuda13-plugin on one NVIDIA H200
+GPU_RECORDS = sorted((ROOT / "tests" / "data" / "gpu").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", GPU_RECORDS, ids=lambda p: p.stem)
+def test_the_catalog_agrees_with_a_real_gpu(path: Path) -> None:
+    """Cross-lowered by a GPU jaxlib (no CPU-only artifacts), then compiled and run on the GPU."""
+    data = json.loads(path.read_text())
+    result = ProbeResult(data["python"]["executable"], data, data["seconds"])
+    assert local_platform(data) == "cuda"
+    checked, found = catalog_disagreements(result)
+    assert checked > 400 and not found, format_disagreements(result, checked, found)
+    ran, wrong, device = execution_disagreements(result)
+    assert ran > 100 and not wrong, format_execution(result, ran, wrong, device)
+    # what failed on the device failed after lowering: a limit of the device or its libraries
+    assert all(d.error.startswith(("compile:", "run:")) for d in device), device
+    # the flagship: psend lowers with the real CUDA plugin, and fails for cpu and tpu
+    psend = data["cases"]["jax.lax.psend"]
+    assert psend["cuda"]["ok"] and not psend["cpu"]["ok"] and not psend["tpu"]["ok"]
+    assert psend["execute"]["ok"] is None  # one GPU: the two-device mesh is not the GPU's
 
 
 @pytest.mark.parametrize("python", INTERPRETERS, ids=_label)

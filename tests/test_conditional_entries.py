@@ -204,6 +204,33 @@ def test_the_narrower_entry_is_reported_where_several_hold(check: CheckFn) -> No
     assert "`lax.linalg.eig` with implementation=EigImplementation.MAGMA only lowers on GPU" in message
 
 
+def test_cusolver_eig_lowers_nowhere_with_left_eigenvectors(check: CheckFn) -> None:
+    """cuSOLVER's geev gives right eigenvectors only (measured on an NVIDIA H200), and ROCm has no geev."""
+    source = """\
+    from jax import lax
+
+    CUSOLVER = lax.linalg.EigImplementation.CUSOLVER
+
+
+    def both(a):
+        return lax.linalg.eig(a, implementation=CUSOLVER)
+
+
+    def right(a):
+        return lax.linalg.eig(a, implementation=CUSOLVER, compute_left_eigenvectors=False)
+    """
+    nowhere = "`lax.linalg.eig` with implementation=EigImplementation.CUSOLVER and left eigenvectors lowers on no platform"
+    right = "`lax.linalg.eig` with implementation=EigImplementation.CUSOLVER and compute_left_eigenvectors=False only lowers on cuda"
+    assert [(ln, m.split(";")[0]) for ln, m in _messages(check, source, ("cuda",))] == [(7, nowhere)]
+    assert [(ln, m.split(";")[0]) for ln, m in _messages(check, source, ("rocm",))] == [
+        (7, nowhere),
+        (11, right),
+    ]
+    analysis = check(textwrap.dedent(source), ("cuda",))
+    # no backend test makes it run: only the suppression is offered
+    assert [fx.kind for fx in analysis.fixes(analysis.findings[0])] == ["suppress"]
+
+
 SVD_QR = """\
 from jax import lax
 from jax.lax.linalg import SvdAlgorithm
@@ -224,7 +251,7 @@ def add_one(kernel, out):
 @pytest.mark.parametrize(
     ("venv", "svd_on_tpu", "pallas_on_rocm"),
     [
-        # QR SVD lowered on TPU before 0.8.1; the Mosaic GPU default of 0.9.1-0.11 has no ROCm lowering
+        # QR SVD lowered on TPU before 0.8.1; the Mosaic GPU default of 0.9.1-0.11.1 has no ROCm lowering
         ("jax-0.7.0", True, True),
         ("jax-0.8.2", False, True),
         ("own", False, False),
@@ -254,4 +281,4 @@ def test_check_and_hover_follow_the_interpreters_jax(
             assert hover.startswith(f"**✗ Fails on {target}**"), hover
     if venv == "own":
         (finding,) = make_engine(("rocm",), python).check(PALLAS).findings
-        assert finding.message.endswith("(lowers on rocm from jax 0.12.0; you have 0.10.2)"), finding.message
+        assert finding.message.endswith("(lowers on rocm from jax 0.11.2; you have 0.10.2)"), finding.message

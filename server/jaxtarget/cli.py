@@ -83,6 +83,11 @@ def _parser() -> argparse.ArgumentParser:
         help="cross-lower every catalog entry and report where the catalog and this jax disagree",
     )
     pr.add_argument(
+        "--run",
+        action="store_true",
+        help="with --all: also compile and run each case on this machine's default device (a GPU or TPU)",
+    )
+    pr.add_argument(
         "--scan",
         action="store_true",
         help="list the platform-limited primitives of this jax's lowering registry, covered or not",
@@ -309,7 +314,9 @@ def _probe(args: argparse.Namespace) -> int:
     from .probe import (
         ProbeError,
         catalog_disagreements,
+        execution_disagreements,
         format_disagreements,
+        format_execution,
         format_scan,
         format_summary,
         run_probe,
@@ -322,6 +329,8 @@ def _probe(args: argparse.Namespace) -> int:
         raise UsageError(problems_text([*problems, *cfg_problems]))
     if sum((args.all, args.env_only, args.scan)) > 1:
         raise UsageError("--all, --scan and --env-only exclude each other")
+    if args.run and not args.all:
+        raise UsageError("--run goes with --all")
     try:
         result = run_probe(
             interpreter_setting(settings),
@@ -329,6 +338,7 @@ def _probe(args: argparse.Namespace) -> int:
             env_only=args.env_only,
             all_apis=args.all,
             scan=args.scan,
+            execute=args.run,
         )
     except ProbeError as exc:
         if args.format == "json":
@@ -345,12 +355,22 @@ def _probe(args: argparse.Namespace) -> int:
         return 0
     if args.all:
         checked, found = catalog_disagreements(result)
+        ran, wrong, device = execution_disagreements(result) if args.run else (0, [], [])
         if args.format == "json":
             rows = [d.__dict__ for d in found]
-            print(json.dumps({**result.data, "checked": checked, "disagreements": rows}, indent=2))
+            report = {**result.data, "checked": checked, "disagreements": rows}
+            if args.run:
+                report["run"] = {
+                    "checked": ran,
+                    "disagreements": [d.__dict__ for d in wrong],
+                    "device_failures": [d.__dict__ for d in device],
+                }
+            print(json.dumps(report, indent=2))
         else:
             print(format_disagreements(result, checked, found))
-        return 1 if found else 0
+            if args.run:
+                print(format_execution(result, ran, wrong, device))
+        return 1 if found or wrong else 0
     if args.format == "json":
         print(json.dumps(result.data, indent=2))
     else:

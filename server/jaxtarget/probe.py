@@ -60,7 +60,9 @@ def _child_source() -> str:
     return resources.files("jaxtarget").joinpath("probe_child.py").read_text(encoding="utf-8")
 
 
-def build_request(env_only: bool = False, all_apis: bool = False, scan: bool = False) -> dict[str, Any]:
+def build_request(
+    env_only: bool = False, all_apis: bool = False, scan: bool = False, execute: bool = False
+) -> dict[str, Any]:
     if env_only or scan:
         return {"mode": "scan" if scan else "env"}
     cases: list[dict[str, Any]] = [
@@ -73,7 +75,8 @@ def build_request(env_only: bool = False, all_apis: bool = False, scan: bool = F
             requires = [api.qualname, *api.probe.requires]
             code = api.probe.code if value is None else f"VALUE = {value!r}\n{api.probe.code}"
             cases.append({"id": case_id, "code": code, "requires": requires})
-    return {"mode": "full", "devices": 2, "platforms": list(PLATFORMS), "cases": cases}
+    request = {"mode": "full", "devices": 2, "platforms": list(PLATFORMS), "cases": cases}
+    return {**request, "execute": True} if execute else request
 
 
 def catalog_cases() -> list[tuple[str, Api, str | None]]:
@@ -141,9 +144,10 @@ def run_probe(
     env_only: bool = False,
     all_apis: bool = False,
     scan: bool = False,
+    execute: bool = False,
 ) -> ProbeResult:
     """Run the probe to completion from synchronous code (the CLI)."""
-    return asyncio.run(run_probe_async(python, timeout, env_only, all_apis, scan))
+    return asyncio.run(run_probe_async(python, timeout, env_only, all_apis, scan, execute))
 
 
 async def run_probe_async(
@@ -152,13 +156,14 @@ async def run_probe_async(
     env_only: bool = False,
     all_apis: bool = False,
     scan: bool = False,
+    execute: bool = False,
 ) -> ProbeResult:
     """Run the probe without blocking the event loop; a timeout or a cancel kills the child's group."""
     try:
         exe = resolve_interpreter(python)
     except InterpreterError as exc:
         raise ProbeError(exc.kind, str(exc)) from None
-    request = json.dumps(build_request(env_only, all_apis, scan)).encode()
+    request = json.dumps(build_request(env_only, all_apis, scan, execute)).encode()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="jaxtarget-probe-") as cwd:
         try:
@@ -277,6 +282,60 @@ def catalog_disagreements(result: ProbeResult) -> tuple[int, list[Disagreement]]
             if bool(got.get("ok")) != (platform in expected):
                 out.append(Disagreement(case_id, platform, platform in expected, said))
     return checked, out
+
+
+def local_platform(data: dict[str, Any]) -> str | None:
+    """The platform of the probed interpreter's default device, in the catalog's names."""
+    platform = data.get("platform")
+    if platform != "gpu":
+        return platform if isinstance(platform, str) else None
+    names = " ".join([*(p.get("name", "") for p in data.get("plugins", [])), *data.get("devices", [])])
+    return "rocm" if "rocm" in names.lower() else "cuda"
+
+
+def execution_disagreements(result: ProbeResult) -> tuple[int, list[Disagreement], list[Disagreement]]:
+    """Catalog facts for the local device checked by compiling and running each case on it.
+
+    Returns how many were checked, the disagreements (a case the catalog says does not
+    lower ran, or one it says lowers failed to lower), and the cases that lowered but
+    failed to compile or run on this device (a limit of the device or its libraries,
+    which the catalog, speaking of lowering, does not record).
+    """
+    local = local_platform(result.data)
+    version = parse_version(result.jax_version or "")
+    checked = 0
+    found: list[Disagreement] = []
+    device: list[Disagreement] = []
+    if local not in PLATFORMS:
+        return checked, found, device
+    for case_id, api, _ in catalog_cases():
+        entry = result.data.get("cases", {}).get(case_id)
+        run = entry.get("execute") if isinstance(entry, dict) else None
+        if not isinstance(run, dict) or run.get("ok") is None:
+            continue  # not asked, absent from this jax, or needing more devices
+        checked += 1
+        expected = local in api.platforms(version)
+        err = run.get("error")
+        said = f"{run.get('stage')}: {err.get('type')}: {err.get('message')}" if isinstance(err, dict) else ""
+        if run["ok"] != expected and (run["ok"] or run.get("stage") in ("inputs", "lower")):
+            found.append(Disagreement(case_id, local, expected, said))
+        elif not run["ok"] and expected:
+            device.append(Disagreement(case_id, local, expected, said))
+    return checked, found, device
+
+
+def format_execution(
+    result: ProbeResult, checked: int, found: list[Disagreement], device: list[Disagreement]
+) -> str:
+    kind = result.data.get("device_kind") or local_platform(result.data)
+    lines = [f"jax {result.jax_version} on {kind}: {checked} catalog facts compiled and run"]
+    for d in found:
+        says = "lowers" if d.catalog else "does not lower"
+        lines.append(f"  {d.qualname}: the catalog says it {says} on {d.platform}; {d.error or 'it ran'}")
+    if device:
+        lines.append("lowered, but failed on this device (a limit of the device or its libraries):")
+        lines.extend(f"  {d.qualname}: {d.error}" for d in device)
+    return "\n".join(lines)
 
 
 def format_disagreements(result: ProbeResult, checked: int, found: list[Disagreement]) -> str:

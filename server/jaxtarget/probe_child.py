@@ -56,6 +56,43 @@ def _lower(jax: Any, f: Any, args: tuple[Any, ...], plat: str) -> dict[str, Any]
     return {"ok": True, "method": "jit.trace.lower", "seconds": round(time.perf_counter() - start, 4)}
 
 
+def _execute(jax: Any, f: Any, args: tuple[Any, ...], given: Any) -> dict[str, Any]:
+    """Compile the case for the local device and run it (stage of any failure).
+
+    It runs on the case's ``run_args`` where it defines them, else on arrays of ones.
+    """
+    import numpy as np
+
+    start = time.perf_counter()
+    stage = "inputs"
+    try:
+        concrete = (
+            tuple(given)
+            if given is not None
+            else tuple(
+                jax.device_put(np.ones(a.shape, a.dtype), getattr(a, "sharding", None))
+                if isinstance(a, jax.ShapeDtypeStruct)
+                else a
+                for a in args
+            )
+        )
+        jitted = f if hasattr(f, "trace") else jax.jit(f)
+        stage = "lower"
+        lowered = jitted.trace(*concrete).lower()
+        stage = "compile"
+        compiled = lowered.compile()
+        stage = "run"
+        jax.block_until_ready(compiled(*concrete))
+    except Exception as exc:
+        return {
+            "ok": False,
+            "stage": stage,
+            "error": _error(exc),
+            "seconds": round(time.perf_counter() - start, 4),
+        }
+    return {"ok": True, "seconds": round(time.perf_counter() - start, 4)}
+
+
 def _missing(qualnames: list[str]) -> str | None:
     """The first of ``qualnames`` this jax does not have (modules imported as needed).
 
@@ -183,14 +220,19 @@ def main() -> None:
             shard_map_from = None
     out["shard_map"] = shard_map_from
     mesh = None
+    local_mesh = False  # whether the mesh's devices are the default backend's
     try:
-        if hasattr(jax, "make_mesh"):
+        devices = jax.devices()
+        local_mesh = len(devices) >= n
+        if local_mesh and hasattr(jax, "make_mesh"):
             mesh = jax.make_mesh((n,), ("i",))
         else:
+            # too few accelerators (one GPU): the host devices the flag above made serve
+            # the cross-lowering, which needs only the mesh's shape
             import numpy as np
             from jax.sharding import Mesh
 
-            mesh = Mesh(np.array(jax.devices()[:n]), ("i",))
+            mesh = Mesh(np.array((devices if local_mesh else jax.devices("cpu"))[:n]), ("i",))
     except Exception as exc:
         out["mesh_error"] = _error(exc)
     platforms = request.get("platforms", ["cpu", "cuda", "rocm", "tpu"])
@@ -222,6 +264,11 @@ def main() -> None:
             continue
         for plat in platforms:
             entry[plat] = _lower(jax, f, args, plat)
+        if request.get("execute"):
+            if "mesh" in case["code"] and not local_mesh:
+                entry["execute"] = {"ok": None, "skipped": f"needs {n} devices of the default backend"}
+            else:
+                entry["execute"] = _execute(jax, f, args, scope.get("run_args"))
         results[case["id"]] = entry
         if case.get("run_local"):
             try:
@@ -231,7 +278,7 @@ def main() -> None:
                 value = f(x)
                 entry["local_run"] = {
                     "ok": True,
-                    "backend": jax.default_backend(),
+                    "backend": next(iter(x.devices())).platform,
                     "input": [float(v) for v in np.asarray(x)],
                     "output": [float(v) for v in np.asarray(value)],
                 }

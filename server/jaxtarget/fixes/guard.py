@@ -79,8 +79,8 @@ def guard_fix(
     or is ``fallback(prefix)``; a fallback needs every companion in the same block.
     """
     tree = ctx.tree
-    if tree is None:
-        return None
+    if tree is None or not v.api.platforms(ctx.version):
+        return None  # an API that lowers nowhere: no backend test makes it run
     block = block_of(v.ref)
     if block is None:
         return None
@@ -137,7 +137,7 @@ def skip_test_fix(ctx: FixContext, code: str, v: Guarded) -> Fix | None:
     where isort puts them.
     """
     tree = ctx.tree
-    if tree is None or not is_test_file(ctx.path):
+    if tree is None or not is_test_file(ctx.path) or not v.api.platforms(ctx.version):
         return None
     fn = None
     for node in v.ref.ancestors:

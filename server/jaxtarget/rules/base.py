@@ -143,6 +143,8 @@ class Rule:
             error=api.error.split(":", 1)[0],
             condition=f" {api.condition.text}" if api.condition else "",
         )
+        if not api.platforms(version):
+            message = message.replace(" only lowers on no platform", " lowers on no platform")
         note = api.version_note(v.failing, version)
         return f"{message} ({note})" if note else message
 

@@ -7,8 +7,6 @@ jaxlib the probe says so (``verifiable=False`` or ``artifacts``).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ..apis import (
     NO_TPU,
     AllOf,
@@ -168,6 +166,29 @@ _SVD_CPU_ERROR = "NotImplementedError: The SVD Jacobi and Polar algorithms are n
 _EIG_CPU_ERROR = "ValueError: Only the lapack implementation is supported on CPU."
 _CUSOLVER_ARTIFACT = "requires cusolver"
 
+
+def _cusolver_eig(text: str, lowers_on: tuple[Lowering, ...], call: str, negated: bool) -> Api:
+    """``lax.linalg.eig(x, implementation=CUSOLVER)``, with or without left eigenvectors."""
+    member = ArgCondition("implementation", Member(_EIG_IMPL, "CUSOLVER"), "")
+    left = ArgCondition("compute_left_eigenvectors", False, "", negated=negated)
+    return limited(
+        "jax.lax.linalg.eig",
+        "lax.linalg.eig",
+        lowers_on,
+        ProbeCase(
+            square_probe(call),
+            requires=(_EIG_IMPL,),
+            errors=("NotImplementedError", "ValueError", "RuntimeError"),
+            # a CPU-only jaxlib has no cuSOLVER whose version the CUDA lowering checks
+            # (ROCm fails with the same text for real: a fact only a GPU jaxlib verifies)
+            artifacts=(_CUSOLVER_ARTIFACT,),
+        ),
+        condition=AllOf((member, left), f"with implementation=EigImplementation.CUSOLVER {text}"),
+        error=_EIG_CPU_ERROR,
+        public_since="0.8.0",
+    )
+
+
 ALGORITHMS: tuple[Api, ...] = (
     limited(
         "jax.lax.linalg.eigh",
@@ -248,23 +269,21 @@ ALGORITHMS: tuple[Api, ...] = (
         _EIG_CPU_ERROR,
         "0.8.0",
     ),
-    replace(
-        _by_member(
-            "jax.lax.linalg.eig",
-            "implementation",
-            _EIG_IMPL,
-            "CUSOLVER",
-            (Lowering("cuda"), Lowering("rocm")),
-            _EIG_CPU_ERROR,
-            "0.8.0",
-        ),
-        probe=ProbeCase(
-            square_probe("lax.linalg.eig(a[0], implementation=lax.linalg.EigImplementation.CUSOLVER)"),
-            requires=(_EIG_IMPL,),
-            errors=("NotImplementedError", "ValueError"),
-            # a CPU-only jaxlib has no cuSOLVER whose version the GPU lowering checks
-            artifacts=(_CUSOLVER_ARTIFACT,),
-        ),
+    # cuSOLVER's geev computes right eigenvectors only, and only jax's CUDA lowering
+    # (cusolver 11.7.1 or newer) uses it: ROCm raises "requires cusolver" whatever the
+    # version, so the default call (left eigenvectors too) lowers nowhere
+    _cusolver_eig(
+        "and left eigenvectors",
+        (),
+        "lax.linalg.eig(a[0], implementation=lax.linalg.EigImplementation.CUSOLVER)",
+        negated=True,
+    ),
+    _cusolver_eig(
+        "and compute_left_eigenvectors=False",
+        (Lowering("cuda"),),
+        "lax.linalg.eig(a[0], implementation=lax.linalg.EigImplementation.CUSOLVER,"
+        " compute_left_eigenvectors=False)",
+        negated=False,
     ),
     limited(
         "jax.lax.linalg.eig",
@@ -339,7 +358,8 @@ EXPERIMENTAL: tuple[Api, ...] = (
         (
             Lowering("cuda"),
             Lowering("rocm", until="0.9.1"),
-            Lowering("rocm", since="0.12.0"),
+            # Mosaic GPU, the default from 0.9.1, has no ROCm; 0.11.2 made Triton the default again
+            Lowering("rocm", since="0.11.2"),
             Lowering("tpu"),
         ),
         "",
