@@ -99,6 +99,9 @@ async def cell_checked(ls: JaxTargetServer, cell_uri: str) -> Checked | None:
     return Checked(snapshot, view, done.engine, done.path, key[1])
 
 
+SERVER.cell_checker = cell_checked
+
+
 def _recheck_cells(ls: JaxTargetServer, notebook_uri: str, immediate: bool) -> None:
     """A change in one cell can change every cell's findings: check them all again."""
     notebook = ls.workspace.get_notebook_document(notebook_uri=notebook_uri)

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,6 +104,8 @@ class JaxTargetServer(LanguageServer):
         self.fallbacks: dict[str | None, Environment] = {}
         # jedi is not thread-safe: one worker thread does all analysis
         self.analysis_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jaxtarget-analysis")
+        #: checks a notebook cell within its notebook (set by lsp/notebooks.py, which handles notebooks)
+        self.cell_checker: Callable[[JaxTargetServer, str], Awaitable[Checked | None]] | None = None
 
     # ------------------------------------------------------------ logging and messages
 
@@ -246,10 +248,8 @@ class JaxTargetServer(LanguageServer):
         Requests and the push share one analysis per version: the first caller starts it,
         the others wait for it; a cancelled request does not cancel it.
         """
-        if self.workspace.get_notebook_document(cell_uri=uri) is not None:
-            from .notebooks import cell_checked  # a notebook's cells are checked together
-
-            return await cell_checked(self, uri)
+        if self.cell_checker is not None and self.workspace.get_notebook_document(cell_uri=uri) is not None:
+            return await self.cell_checker(self, uri)  # a notebook's cells are checked together
         for _ in range(3):
             doc = self.open_document(uri)
             if doc is None:
