@@ -9,7 +9,7 @@ import statistics
 import sys
 import time
 
-from jaxtarget.probe import run_probe, verdict_line
+from jaxtarget.probe import Ask, run_probe, verdict_line
 
 
 def main() -> None:
@@ -23,7 +23,7 @@ def main() -> None:
     env = []
     for _ in range(3):
         t = time.perf_counter()
-        run_probe(sys.executable, timeout=120, env_only=True)
+        run_probe(sys.executable, timeout=120, ask=Ask(env_only=True))
         env.append(time.perf_counter() - t)
     print(f"probe result: {verdict_line(result)}")
     print(f"full probe, first run:        {times[0]:.2f} s")

@@ -27,15 +27,16 @@ PY="${PYTHON:-python3}"
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,dev]"
 
 # other jax releases the catalog is verified against (tests/test_catalog_lowering.py),
-# each in its own venv on the Python whose `pip install jax` would not give it
+# each in its own venv on the Python whose `pip install jax` would not give it, with
+# absl-py, which Mosaic GPU's Pallas module needs to import
 for spec in 0.7.0:3.11 0.8.2:3.12 0.9.1:3.12 0.12.0.1:3.13; do
   version="${spec%%:*}" minor="${spec##*:}" dir=".jax-venvs/jax-${spec%%:*}"
-  if ! "$dir/bin/python" -c "import jax, sys; sys.exit(jax.__version__ != '$version')" 2>/dev/null; then
+  if ! "$dir/bin/python" -c "import absl, jax, sys; sys.exit(jax.__version__ != '$version')" 2>/dev/null; then
     base="$(ls -d /root/.pyenv/versions/"$minor".*/bin/python 2>/dev/null | tail -n 1 || true)"
     base="${base:-$(command -v "python$minor" || true)}"
     [ -n "$base" ] || { echo "no Python $minor for jax $version" >&2; exit 1; }
     rm -rf "$dir" && "$base" -m venv "$dir"
-    "$dir/bin/python" -m pip install -q --disable-pip-version-check "jax==$version"
+    "$dir/bin/python" -m pip install -q --disable-pip-version-check "jax==$version" absl-py
   fi
 done
 

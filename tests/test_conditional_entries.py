@@ -31,7 +31,7 @@ def test_every_api_with_several_entries_has_distinct_conditions() -> None:
         texts = [a.condition.text if a.condition else "" for a in entries]
         assert len(set(texts)) == len(texts), qualname
     assert (
-        len(ENTRIES["jax.lax.linalg.svd"]) == 5 and len(ENTRIES["jax.experimental.pallas.pallas_call"]) == 3
+        len(ENTRIES["jax.lax.linalg.svd"]) == 5 and len(ENTRIES["jax.experimental.pallas.pallas_call"]) == 4
     )
 
 
@@ -117,7 +117,12 @@ def test_dot_presets_are_found_only_where_visible(check: CheckFn, call: str, fou
         (", compiler_params=pltpu.CompilerParams()", ("cuda",), "with TPU compiler_params"),
         (", compiler_params=plgpu.CompilerParams(num_warps=4)", ("tpu",), "with Triton compiler_params"),
         (", compiler_params=plgpu.CompilerParams(num_warps=4)", ("cuda",), None),
+        # the parameters refine the default GPU backend's entry (Mosaic GPU: no ROCm in 0.10.2)
+        (", compiler_params=plgpu.CompilerParams(num_warps=4)", ("rocm",), None),
         (", compiler_params=params", ("tpu",), None),
+        # Mosaic GPU through pallas_call (jax 0.10.2: cuda and rocm lower it, tpu does not)
+        (", compiler_params=plmgpu.CompilerParams()", ("tpu",), "with Mosaic GPU compiler_params"),
+        (", compiler_params=plmgpu.CompilerParams()", ("cuda", "rocm"), None),
     ],
 )
 def test_pallas_call_outside_interpret_mode(
@@ -127,6 +132,7 @@ def test_pallas_call_outside_interpret_mode(
     import jax
     from jax.experimental import pallas as pl
     from jax.experimental.pallas import tpu as pltpu
+    from jax.experimental.pallas import mosaic_gpu as plmgpu
     from jax.experimental.pallas import triton as plgpu
 
 

@@ -312,6 +312,7 @@ def _report(args: argparse.Namespace, results: list[FileResult], diffs: list[str
 
 def _probe(args: argparse.Namespace) -> int:
     from .probe import (
+        Ask,
         ProbeError,
         catalog_disagreements,
         execution_disagreements,
@@ -335,10 +336,7 @@ def _probe(args: argparse.Namespace) -> int:
         result = run_probe(
             interpreter_setting(settings),
             timeout=settings.probe_timeout_seconds,
-            env_only=args.env_only,
-            all_apis=args.all,
-            scan=args.scan,
-            execute=args.run,
+            ask=Ask(env_only=args.env_only, all_apis=args.all, scan=args.scan, execute=args.run),
         )
     except ProbeError as exc:
         if args.format == "json":

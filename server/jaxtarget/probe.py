@@ -60,23 +60,33 @@ def _child_source() -> str:
     return resources.files("jaxtarget").joinpath("probe_child.py").read_text(encoding="utf-8")
 
 
-def build_request(
-    env_only: bool = False, all_apis: bool = False, scan: bool = False, execute: bool = False
-) -> dict[str, Any]:
-    if env_only or scan:
-        return {"mode": "scan" if scan else "env"}
+@dataclass(frozen=True)
+class Ask:
+    """What the probe is asked: versions only, the platform-limited primitives of the
+    lowering registry, or cross-lowering (every catalog entry with ``all_apis``, each
+    also compiled and run on the local device with ``execute``)."""
+
+    env_only: bool = False
+    all_apis: bool = False
+    scan: bool = False
+    execute: bool = False
+
+
+def build_request(ask: Ask = Ask()) -> dict[str, Any]:
+    if ask.env_only or ask.scan:
+        return {"mode": "scan" if ask.scan else "env"}
     cases: list[dict[str, Any]] = [
         {"id": case_id, "code": case.code, "requires": list(case.requires), "run_local": i > 0}
         for i, (case_id, case) in enumerate(PROBE_CASES)
     ]
-    if all_apis:
+    if ask.all_apis:
         for case_id, api, value in catalog_cases():
             assert api.probe is not None
             requires = [api.qualname, *api.probe.requires]
             code = api.probe.code if value is None else f"VALUE = {value!r}\n{api.probe.code}"
             cases.append({"id": case_id, "code": code, "requires": requires})
     request = {"mode": "full", "devices": 2, "platforms": list(PLATFORMS), "cases": cases}
-    return {**request, "execute": True} if execute else request
+    return {**request, "execute": True} if ask.execute else request
 
 
 def catalog_cases() -> list[tuple[str, Api, str | None]]:
@@ -138,32 +148,18 @@ def _platform_verdicts(data: dict[str, Any]) -> dict[str, bool | None]:
     return {p: case.get(p, {}).get("ok") for p in PLATFORMS if p in case}
 
 
-def run_probe(
-    python: str | None,
-    timeout: float = 60.0,
-    env_only: bool = False,
-    all_apis: bool = False,
-    scan: bool = False,
-    execute: bool = False,
-) -> ProbeResult:
+def run_probe(python: str | None, timeout: float = 60.0, ask: Ask = Ask()) -> ProbeResult:
     """Run the probe to completion from synchronous code (the CLI)."""
-    return asyncio.run(run_probe_async(python, timeout, env_only, all_apis, scan, execute))
+    return asyncio.run(run_probe_async(python, timeout, ask))
 
 
-async def run_probe_async(
-    python: str | None,
-    timeout: float = 60.0,
-    env_only: bool = False,
-    all_apis: bool = False,
-    scan: bool = False,
-    execute: bool = False,
-) -> ProbeResult:
+async def run_probe_async(python: str | None, timeout: float = 60.0, ask: Ask = Ask()) -> ProbeResult:
     """Run the probe without blocking the event loop; a timeout or a cancel kills the child's group."""
     try:
         exe = resolve_interpreter(python)
     except InterpreterError as exc:
         raise ProbeError(exc.kind, str(exc)) from None
-    request = json.dumps(build_request(env_only, all_apis, scan, execute)).encode()
+    request = json.dumps(build_request(ask)).encode()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="jaxtarget-probe-") as cwd:
         try:

@@ -10,7 +10,7 @@ from lsprotocol import types
 
 from ..effective import rows
 from ..environment import InterpreterError, resolve_interpreter
-from ..probe import ProbeError, run_probe_async, verdict_line
+from ..probe import Ask, ProbeError, run_probe_async, verdict_line
 from ..project import interpreter_setting
 from .state import COMMAND_CONFIG, COMMAND_PROBE, SERVER, JaxTargetServer
 
@@ -23,7 +23,7 @@ async def environment_probe(ls: JaxTargetServer) -> None:
     settings = ls.settings_for("file:///")
     try:
         python = resolve_interpreter(interpreter_setting(settings))
-        result = await run_probe_async(python, timeout=settings.probe_timeout_seconds, env_only=True)
+        result = await run_probe_async(python, timeout=settings.probe_timeout_seconds, ask=Ask(env_only=True))
     except (InterpreterError, ProbeError, OSError) as exc:
         python = interpreter_setting(settings) or "the default interpreter"
         ls.log(f"environment probe of {python}: {exc}", types.MessageType.Info)

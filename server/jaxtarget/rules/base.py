@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..apis import Api, ProbeCase
+from ..apis import AllOf, Api, ProbeCase
 from ..fixes.guard import guard_fix, skip_test_fix
 from ..fixes.layout import FixContext
 from ..fixes.suppress import suppress_fix
@@ -162,19 +162,37 @@ class Rule:
     def limited_calls(self, ctx: CheckContext) -> Iterator[Violation]:
         """References to this rule's APIs that a reachable target cannot lower.
 
-        Where several entries of one API hold at a use (``eig`` and ``eig`` with
-        ``implementation=MAGMA``), the one that fails on the most targets is reported.
+        Where several entries of one API hold at a use, an entry another one refines is
+        set aside (``pallas_call`` with Triton ``compiler_params`` is not the default
+        GPU backend's case), and of the rest the one that fails on the most targets is
+        reported (``eig`` on tpu with ``implementation=MAGMA``, which fails on cpu too).
         """
-        best: dict[int, Violation] = {}
+        holding: dict[int, list[tuple[Reference, Api]]] = {}
         for ref, api in self.references(ctx):
-            failing = ctx.failing(ref, api)
-            if failing:
-                found = best.get(id(ref))
+            holding.setdefault(id(ref), []).append((ref, api))
+        for entries in holding.values():
+            best: Violation | None = None
+            for ref, api in entries:
+                if any(_refines(other, api) for _, other in entries):
+                    continue
+                failing = ctx.failing(ref, api)
                 # the most failing targets; on a tie the narrower entry (it says more)
                 rank = (len(failing), -len(api.platforms(ctx.version)))
-                if found is None or rank > (len(found.failing), -len(found.api.platforms(ctx.version))):
-                    best[id(ref)] = Violation(self, ref, api, failing)
-        yield from best.values()
+                if failing and (
+                    best is None or rank > (len(best.failing), -len(best.api.platforms(ctx.version)))
+                ):
+                    best = Violation(self, ref, api, failing)
+            if best is not None:
+                yield best
+
+
+def _refines(narrow: Api, broad: Api) -> bool:
+    """Whether ``narrow``'s condition adds to ``broad``'s: where both hold, it says more."""
+    if narrow is broad or narrow.condition is None:
+        return False
+    if broad.condition is None:
+        return True
+    return isinstance(narrow.condition, AllOf) and broad.condition in narrow.condition.parts
 
 
 # ---------------------------------------------------------------- fixes every rule may offer

@@ -164,7 +164,7 @@ _SVD_TPU_ERROR = (
 )
 _SVD_CPU_ERROR = "NotImplementedError: The SVD Jacobi and Polar algorithms are not implemented on CPU."
 _EIG_CPU_ERROR = "ValueError: Only the lapack implementation is supported on CPU."
-_CUSOLVER_ARTIFACT = "requires cusolver"
+_CUSOLVER_ARTIFACT = "cusolver 11.7.1 or newer"  # "requires [jaxlib 0.8 and] cusolver 11.7.1 ..."
 
 
 def _cusolver_eig(text: str, lowers_on: tuple[Lowering, ...], call: str, negated: bool) -> Api:
@@ -328,6 +328,7 @@ _PALLAS_ARTIFACTS = (
     "No supported GPU devices found",
 )
 _PALLAS_CPU = "ValueError: Only interpret mode is supported on CPU backend."
+_MOSAIC_GPU_PARAMS = ("jax.experimental.pallas.mosaic_gpu.CompilerParams",)
 _TPU_PARAMS = ("jax.experimental.pallas.tpu.CompilerParams", "jax.experimental.pallas.tpu.TPUCompilerParams")
 _TRITON_PARAMS = (
     "jax.experimental.pallas.triton.CompilerParams",
@@ -371,6 +372,20 @@ EXPERIMENTAL: tuple[Api, ...] = (
         ", compiler_params=pltpu.CompilerParams()",
         _TPU_PARAMS,
         "from jax.experimental.pallas import tpu as pltpu\n",
+    ),
+    # Mosaic GPU kernels through pallas_call: ROCm refused in 0.9.1-0.9.x (before the
+    # registered rule of 0.10.0 skipped the check), the rule gone in 0.11.2 (plgpu.kernel)
+    _pallas(
+        "with Mosaic GPU compiler_params, without interpret=True",
+        (
+            Lowering("cuda", until="0.11.2"),
+            Lowering("rocm", until="0.9.1"),
+            Lowering("rocm", since="0.10.0", until="0.11.2"),
+            Lowering("tpu", until="0.8.2"),
+        ),
+        ", compiler_params=plmgpu.CompilerParams()",
+        _MOSAIC_GPU_PARAMS,
+        "from jax.experimental.pallas import mosaic_gpu as plmgpu\n",
     ),
     _pallas(
         "with Triton compiler_params, without interpret=True",
