@@ -52,8 +52,10 @@ def python_without_jax(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(exe)
 
 
-def run_cli(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+def run_cli(
+    *args: str, cwd: Path | None = None, timeout: float = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**{k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}, **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "jaxtarget", *args],
         capture_output=True,
@@ -66,3 +68,23 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 300) -> subpro
 
 def token_at(source: str, span_line: int, col: int, end_col: int) -> str:
     return source.splitlines()[span_line - 1][col:end_col]
+
+
+#: what a catalog probe program finds in scope, as a module's own imports and names
+PROBE_PREAMBLE = """\
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+shard_map = jax.shard_map
+mesh = jax.make_mesh((2,), ("i",))
+N = 2
+"""
+
+
+def probe_program(code: str, value: str | None = None) -> str:
+    """A catalog probe program as a module that calls what it builds."""
+    bound = "" if value is None else f"VALUE = {value!r}\n"
+    return PROBE_PREAMBLE + bound + code + "\nout = f(*args)\n"

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, run_cli
+from jaxtarget.probe import catalog_cases
+
+from .conftest import ROOT, probe_program, run_cli
 
 SITE_JAX = (
     Path(sys.prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages" / "jax"
@@ -67,6 +69,24 @@ def test_pool_results_equal_the_sequential_ones(tree: str, tmp_path: Path) -> No
         assert (one.returncode, one.stdout, one.stderr) == (two.returncode, two.stdout, two.stderr)
         assert one.stdout.count("\n") > 3
     assert not (tmp_path / ".jaxtarget_cache").exists()
+
+
+def test_workers_filling_a_cold_parse_cache_lose_nothing(tmp_path: Path) -> None:
+    """Two workers parse jax's modules into jedi's empty on-disk cache at once: a pickle one
+    of them half wrote made the other resolve nothing in that module, and a finding was lost
+    (or a JT002 appeared) on most runs."""
+    folder = tmp_path / "programs"
+    folder.mkdir()
+    for i, (_, api, value) in enumerate(catalog_cases()):
+        if api.probe is not None and api.probe.verifiable and value is None:
+            (folder / f"p{i}.py").write_text(probe_program(api.probe.code))
+    args = ("check", ".", "--target", "cpu,cuda,rocm,tpu", "--no-cache")
+    one = run_cli(*args, "--jobs", "1", cwd=folder)
+    assert one.stdout.count("\n") > 40, one.stdout + one.stderr
+    for n in range(3):
+        cold = {"XDG_CACHE_HOME": str(tmp_path / f"cache{n}")}
+        two = run_cli(*args, "--jobs", "2", cwd=folder, env=cold)
+        assert two.stdout == one.stdout, (n, two.stdout, two.stderr)
 
 
 def test_a_cached_result_serves_and_equals_the_computed_one(tmp_path: Path) -> None:

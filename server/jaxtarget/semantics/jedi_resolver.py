@@ -6,12 +6,67 @@ set of wanted names), so a warm check asks jedi nothing new.
 
 from __future__ import annotations
 
+import os
+import pickle
+import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import jedi
+import parso.cache
 
 from .resolver import Query, Spot
+
+
+def _harden_parso_cache() -> None:
+    """Make parso's on-disk parse cache safe for processes that share it.
+
+    parso writes each pickle in place, so a process reading it while another writes it
+    (`check`'s worker pool, or the CLI beside the language server, on a cold cache)
+    gets a truncated pickle, and two processes making the cache folder at once make
+    one fail; jedi then resolves nothing in that module and a finding is silently lost.
+    Pickles are written to a temporary file and renamed into place, one that still
+    cannot be read is a cache miss, and a folder another process made meanwhile is
+    used. A parso without these private functions is left as it is.
+    """
+    save: Callable[..., None] | None = getattr(parso.cache, "_save_to_file_system", None)
+    load: Callable[..., Any] | None = getattr(parso.cache, "_load_from_file_system", None)
+    path_of: Callable[..., str] | None = getattr(parso.cache, "_get_hashed_path", None)
+    folder_of: Callable[..., Any] | None = getattr(parso.cache, "_get_cache_directory_path", None)
+    if save is None or load is None or path_of is None or folder_of is None or getattr(save, "atomic", False):
+        return
+
+    def shared_folder(cache_path: Any = None) -> Any:
+        try:
+            return folder_of(cache_path=cache_path)
+        except FileExistsError:  # made by another process between parso's check and its makedirs
+            return folder_of(cache_path=cache_path)
+
+    def atomic_save(hashed_grammar: str, path: str, item: object, cache_path: str | None = None) -> None:
+        target = path_of(hashed_grammar, path, cache_path=cache_path)
+        fd, temporary = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                pickle.dump(item, f, pickle.HIGHEST_PROTOCOL)
+            os.replace(temporary, target)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+
+    def tolerant_load(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return load(*args, **kwargs)
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, IndexError, ValueError):
+            return None  # a damaged cache file: parse the module again
+
+    atomic_save.atomic = True  # type: ignore[attr-defined]
+    parso.cache._save_to_file_system = atomic_save
+    parso.cache._load_from_file_system = tolerant_load
+    parso.cache._get_cache_directory_path = shared_folder
+
+
+_harden_parso_cache()
 
 
 class JediResolver:
