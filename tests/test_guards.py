@@ -211,6 +211,33 @@ def test_a_homonym_of_qjit_pins_nothing(check: CheckFn) -> None:
     assert [f.span.line for f in found] == [8, 12, 14, 15]
 
 
+# torch_xla's Pallas tests skip on its PJRT device type (modelled on pytorch/xla
+# test/test_pallas.py); a homonym from another library is no backend test.
+TORCH_XLA = """\
+import unittest
+
+import jax
+import torch_xla.runtime as xr
+from jax.experimental import pallas as pl
+
+
+class PallasTest(unittest.TestCase):
+    @unittest.skipIf(xr.device_type() != "TPU", "This test only works on TPU.")
+    def test_on_tpu(self):
+        return pl.pallas_call(kernel, out_shape=out)(x)
+
+    def test_anywhere(self):
+        return pl.pallas_call(kernel, out_shape=out)(x)
+"""
+
+
+@pytest.mark.parametrize(("module", "lines"), [("torch_xla.runtime", [14]), ("mylib.runtime", [11, 14])])
+def test_torch_xla_device_type_is_the_backend(check: CheckFn, module: str, lines: list[int]) -> None:
+    source = TORCH_XLA.replace("torch_xla.runtime", module)
+    found = check(source, ("cpu",), "test_pallas.py").findings
+    assert [f.span.line for f in found] == lines
+
+
 # The devices of an array are where its computations run (modelled on sgl-project/sglang-jax
 # python/sgl_jax/srt/multimodal/layers/image_hash.py).
 ARRAY_DEVICES = """\

@@ -26,8 +26,9 @@ NONE: frozenset[str] = frozenset()
 #: JAX's backend queries and test vocabulary; the semantic layer resolves loads of these names.
 DEFAULT_BACKEND = "jax.default_backend"
 _JTU = "jax._src.test_util"
-#: calls whose value is the name of the backend
-BACKEND_CALLS = frozenset({DEFAULT_BACKEND, f"{_JTU}.device_under_test"})
+#: calls whose value is the name of the backend (torch_xla's PJRT device type, "TPU" or
+#: "CUDA", is the device JAX runs on beside it: torch_xla's own Pallas tests skip on it)
+BACKEND_CALLS = frozenset({DEFAULT_BACKEND, f"{_JTU}.device_under_test", "torch_xla.runtime.device_type"})
 #: calls whose result's ``.platform`` is the backend's name
 BACKEND_OBJECTS = frozenset(
     {"jax.extend.backend.get_backend", "jax.lib.xla_bridge.get_backend", "jax._src.xla_bridge.get_backend"}
