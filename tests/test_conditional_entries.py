@@ -237,6 +237,50 @@ def test_cusolver_eig_lowers_nowhere_with_left_eigenvectors(check: CheckFn) -> N
     assert [fx.kind for fx in analysis.fixes(analysis.findings[0])] == ["suppress"]
 
 
+# a nested function's **kwargs filled by functools.partial in the function that defines
+# it (modelled on nebius/kvax kvax/ops/flash_attention_cudnn.py)
+HANDED_IN = """\
+import functools
+
+import jax
+from jax.experimental.shard_map import shard_map
+
+
+def flash(query, key, value, mesh, scale=1.0):
+    def _attn(query, key, value, *args, **kwargs):
+        return jax.nn.dot_product_attention(query, key, value, *args, **kwargs)
+
+    fn = functools.partial(_attn, scale=scale, implementation="cudnn")
+    fn = shard_map(fn, mesh=mesh, in_specs=None, out_specs=None)
+    return fn(query, key, value)
+
+
+def flash_xla(query, key, value, mesh, scale=1.0):
+    def _attn(query, key, value, *args, **kwargs):
+        return jax.nn.dot_product_attention(query, key, value, *args, **kwargs)
+
+    fn = functools.partial(_attn, scale=scale, implementation="xla")
+    return fn(query, key, value)
+
+
+def flash_mixed(query, key, value, impl):
+    def _attn(query, key, value, **kwargs):
+        return jax.nn.dot_product_attention(query, key, value, **kwargs)
+
+    a = functools.partial(_attn, implementation="cudnn")
+    return a(query, key, value), _attn(query, key, value)
+
+
+def outer(**kwargs):
+    return jax.nn.dot_product_attention(1, 2, 3, **kwargs)
+"""
+
+
+def test_a_keyword_handed_in_through_partial_into_kwargs(check: CheckFn) -> None:
+    # only where every use of the nested function binds implementation="cudnn"
+    assert [line for line, _ in _messages(check, HANDED_IN, ("cpu", "tpu"))] == [9]
+
+
 SVD_QR = """\
 from jax import lax
 from jax.lax.linalg import SvdAlgorithm

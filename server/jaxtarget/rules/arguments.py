@@ -51,9 +51,12 @@ def argument(module: Module, ref: Reference, cond: ArgCondition) -> ast.expr | N
     for kw in ref.keywords:
         if kw.arg == cond.keyword:
             return kw.value
-    if any(kw.arg is None for kw in ref.keywords):
-        # **kwargs: anything may be passed
-        return ast.Starred(ast.Constant(None), ast.Load())
+    for kw in ref.keywords:
+        if kw.arg is None:
+            # **kwargs: anything may be passed, unless they are the function's own and every
+            # use of that function in its scope binds the keyword (``partial(body, implementation=...)``)
+            handed = _keyword_handed_in(module, ref, kw.value, cond.keyword)
+            return handed if handed is not None else ast.Starred(ast.Constant(None), ast.Load())
     if cond.position is None:
         return None
     args = _positional(module, ref)
@@ -63,6 +66,42 @@ def argument(module: Module, ref: Reference, cond: ArgCondition) -> ast.expr | N
         if i == cond.position:
             return a
     return None
+
+
+def _keyword_handed_in(module: Module, ref: Reference, kwargs: ast.expr, keyword: str) -> ast.expr | None:
+    """The value every use of the enclosing function passes for ``keyword`` into its ``**kwargs``.
+
+    Only a nested function is followed: the uses are read in the function that defines it,
+    each a call or a ``functools.partial`` of it binding the keyword to one same value.
+    """
+    defs = [n for n in ref.ancestors if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if len(defs) < 2 or not isinstance(kwargs, ast.Name):
+        return None
+    scope, func = defs[-2], defs[-1]
+    if func.args.kwarg is None or func.args.kwarg.arg != kwargs.id:
+        return None
+    found: list[ast.expr] = []
+    used = 0
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Name) and node.id == func.name and isinstance(node.ctx, ast.Load):
+            used += 1
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Name) and node.func.id == func.name:
+            keywords = node.keywords
+        elif node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == func.name:
+            if module.guards.callee(node) != PARTIAL:
+                continue
+            keywords = node.keywords
+        else:
+            continue
+        value = next((kw.value for kw in keywords if kw.arg == keyword), None)
+        if value is None:
+            return None
+        found.append(value)
+    if not found or len(found) != used or len({ast.dump(v) for v in found}) != 1:
+        return None  # used another way too (passed on as it is), or with different values
+    return found[0]
 
 
 def _positional(module: Module, ref: Reference) -> Sequence[ast.expr]:
