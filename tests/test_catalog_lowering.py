@@ -11,18 +11,21 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from jaxtarget.apis import AllOf, ArgCondition
 from jaxtarget.platforms import PLATFORMS, parse_version
 from jaxtarget.probe import (
     Ask,
     ProbeResult,
     catalog_cases,
     catalog_disagreements,
+    command_for,
     execution_disagreements,
     format_disagreements,
     format_execution,
@@ -184,6 +187,60 @@ def test_probe_all_finds_a_fact_of_another_release() -> None:
     text = format_disagreements(relabelled, checked, found)
     assert f"{2 * len(scaled) + 2} disagree" in text
     assert "jax.nn.scaled_matmul on cpu: the catalog says it does not lower" in text
+
+
+def _false_variants() -> list[tuple[str, str]]:
+    """Each entry decided by a flag, its probe program with the flag the other way."""
+    out = []
+    for key, api in APIS.items():
+        parts = api.condition.parts if isinstance(api.condition, AllOf) else (api.condition,)
+        for part in parts:
+            if not isinstance(part, ArgCondition) or part.value is not True or api.probe is None:
+                continue
+            code = api.probe.code
+            if part.negated:  # without interpret=True: the same kernel, interpreted
+                variant = code.replace("pl.pallas_call(kernel, ", "pl.pallas_call(kernel, interpret=True, ")
+            else:  # with pivoting=True: the same call with pivoting=False
+                variant = code.replace(f"{part.keyword}=True", f"{part.keyword}=False")
+            assert variant != code, key
+            out.append((key, variant))
+    return out
+
+
+@pytest.mark.parametrize("python", INTERPRETERS, ids=_label)
+def test_the_flag_the_other_way_lowers_where_the_api_does(python: str, tmp_path: Path) -> None:
+    """`qr(pivoting=False)` lowers on tpu, `pallas_call(..., interpret=True)` on cpu: each
+    flag-decided entry's program with the flag flipped lowers wherever the API itself does."""
+    variants = _false_variants()
+    assert len(variants) >= 8
+    request = {
+        "mode": "full",
+        "devices": 2,
+        "platforms": list(PLATFORMS),
+        "cases": [{"id": key, "code": code, "requires": [APIS[key].qualname]} for key, code in variants],
+    }
+    proc = subprocess.run(
+        command_for(python),
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    version = parse_version(data["jax"])
+    wrong = []
+    for key, _ in variants:
+        api = APIS[key]
+        plain = APIS.get(api.qualname)  # the API's own entry, without the condition
+        expected = plain.platforms(version) if plain is not None else frozenset(PLATFORMS)
+        for platform in PLATFORMS:
+            got = data["cases"][key][platform]
+            if got.get("absent") or not api.exists(version):
+                continue
+            if bool(got.get("ok")) != (platform in expected):
+                wrong.append(f"{key} flipped on {platform}: {got}")
+    assert not wrong, "\n".join(wrong)
 
 
 #: entries whose probe programs compute the deciding argument (``getattr`` on the preset's
