@@ -177,7 +177,25 @@ async def test_probe_command_over_lsp(client: LanguageClient) -> None:
     assert result["result"]["cases"]["psend+precv"]["cpu"]["error"]["type"] == "NotImplementedError"
     kinds = [[type(v).__name__ for v in reports] for reports in client.progress_reports.values()]
     assert ["WorkDoneProgressBegin", "WorkDoneProgressEnd"] in kinds
-    assert any(m.message == result["summary"] for m in client.messages)
+    version = result["result"]["jax"]
+    # the result names itself, with the portable fallback's
+    assert result["headline"] == (
+        f"JAX Target: psend+precv lower on cuda, rocm; not on cpu, tpu (jax {version}); ppermute lowers on all"
+    )
+    assert [m.message for m in client.messages if m.message.startswith("JAX Target:")] == [result["headline"]]
+    # the full report, as `jaxtarget probe` prints it
+    assert result["report"].startswith("python   ") and "\nppermute:\n  cpu   ✓ lowers" in result["report"]
+
+
+async def test_a_quiet_probe_leaves_the_showing_to_the_client(client: LanguageClient) -> None:
+    before = (len(client.messages), len(client.progress_reports))
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="jaxtarget.probeBackend", arguments=[{"python": sys.executable, "quiet": True}]
+        )
+    )
+    assert result["ok"] is True and result["headline"].startswith("JAX Target: psend+precv")
+    assert (len(client.messages), len(client.progress_reports)) == before
 
 
 async def test_probe_command_failure_is_reported(client: LanguageClient, tmp_path: Path) -> None:
@@ -214,6 +232,35 @@ async def test_cancelling_the_probe_kills_the_child(client: LanguageClient, tmp_
         await request  # answered "request cancelled"
     if not await _exited(pid):
         pytest.fail("the probe child outlived the cancelled request")
+    assert not finished.exists()
+
+
+async def test_cancelling_the_probes_progress_kills_the_child(client: LanguageClient, tmp_path: Path) -> None:
+    """The progress is cancellable (Neovim's, VS Code's): cancelling it ends the probe and its child."""
+    fifo = tmp_path / "child.pid"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+    finished = tmp_path / "child.finished"
+    python = _script(tmp_path, "slow", f"echo $$ > {fifo}\nsleep 300\necho done > {finished}\n")
+    known = set(client.progress_reports)
+    try:
+        request = asyncio.ensure_future(
+            client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command="jaxtarget.probeBackend", arguments=[{"python": python}])
+            )
+        )
+        await _readable(reader)
+        pid = int(os.read(reader, 64).decode())
+    finally:
+        os.close(reader)
+    (token,) = set(client.progress_reports) - known
+    (begin,) = client.progress_reports[token]
+    assert isinstance(begin, types.WorkDoneProgressBegin) and begin.cancellable is True
+    client.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL, types.WorkDoneProgressCancelParams(token))
+    result = await asyncio.wait_for(request, 60)
+    assert result["ok"] is False and result["error"] == {"kind": "cancelled", "message": "cancelled by the user"}
+    if not await _exited(pid):
+        pytest.fail("the probe child outlived the cancelled progress")
     assert not finished.exists()
 
 

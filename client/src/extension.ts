@@ -36,14 +36,30 @@ let stopping = false;
 let fatal: string | undefined;
 
 const CONFIG_URI = vscode.Uri.parse("jaxtarget:/effective-configuration.txt");
-const configDocument = new (class implements vscode.TextDocumentContentProvider {
-  text = "";
+const REPORT_URI = vscode.Uri.parse("jaxtarget:/backend-probe.txt");
+/** Read-only documents of the extension's own (the effective configuration, the probe's report). */
+const documents = new (class implements vscode.TextDocumentContentProvider {
+  readonly texts = new Map<string, string>();
   readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
-  provideTextDocumentContent(): string {
-    return this.text;
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.texts.get(uri.path) ?? "";
+  }
+  async show(uri: vscode.Uri, text: string): Promise<void> {
+    this.texts.set(uri.path, text);
+    this.changed.fire(uri);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc, { preview: false });
   }
 })();
+
+interface ProbeReply {
+  ok: boolean;
+  summary?: string;
+  headline?: string;
+  report?: string;
+  error?: { kind: string; message: string };
+}
 
 /** Errors pop up with a button to the logs; the channel itself never opens by itself. */
 function showError(message: string): void {
@@ -289,7 +305,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     output,
     status,
-    vscode.workspace.registerTextDocumentContentProvider(CONFIG_URI.scheme, configDocument),
+    vscode.workspace.registerTextDocumentContentProvider(CONFIG_URI.scheme, documents),
     vscode.window.onDidChangeActiveTextEditor(() => updateStatus()),
   );
 
@@ -311,10 +327,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         return (key: string) => config.inspect(key);
       };
       // a read-only virtual document, rendered afresh each time
-      configDocument.text = renderConfiguration(result, inspectFor, vscode.workspace.workspaceFile !== undefined);
-      configDocument.changed.fire(CONFIG_URI);
-      const doc = await vscode.workspace.openTextDocument(CONFIG_URI);
-      await vscode.window.showTextDocument(doc, { preview: false });
+      await documents.show(
+        CONFIG_URI,
+        renderConfiguration(result, inspectFor, vscode.workspace.workspaceFile !== undefined),
+      );
     }),
     vscode.commands.registerCommand("jaxtarget.probe", async () => {
       if (!vscode.workspace.isTrusted) {
@@ -324,13 +340,33 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         return;
       }
       const uri = vscode.window.activeTextEditor?.document.uri.toString();
-      const result = (await client?.sendRequest("workspace/executeCommand", {
-        command: "jaxtarget.probeBackend",
-        arguments: [{ uri }],
-      })) as { ok: boolean; summary?: string } | undefined;
-      if (result?.ok && result.summary) {
-        lastVerdict = result.summary;
-        updateStatus();
+      // a cancellable notification while it runs (cancelling kills the probe's child); the
+      // server stays quiet and the result, which names itself, offers the full report
+      const result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: "JAX Target: probing backends", cancellable: true },
+        async (_progress, token) => {
+          try {
+            const params = { command: "jaxtarget.probeBackend", arguments: [{ uri, quiet: true }] };
+            return (await client?.sendRequest("workspace/executeCommand", params, token)) as ProbeReply | undefined;
+          } catch {
+            return undefined; // cancelled
+          }
+        },
+      );
+      if (!result) {
+        return;
+      }
+      if (!result.ok) {
+        if (result.error?.kind !== "cancelled") {
+          showError(`the probe failed: ${result.error?.message ?? "no result"}`);
+        }
+        return;
+      }
+      lastVerdict = result.summary;
+      updateStatus();
+      const choice = await vscode.window.showInformationMessage(result.headline ?? "JAX Target: probed", "Open report");
+      if (choice === "Open report") {
+        await documents.show(REPORT_URI, result.report ?? "");
       }
     }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {

@@ -202,6 +202,28 @@ def verdict_line(result: ProbeResult) -> str:
     return f"{head} — jax {result.jax_version}"
 
 
+def headline(result: ProbeResult) -> str:
+    """The probe's result in one line that names itself, with the portable fallback's.
+
+    ``JAX Target: psend+precv lower on cuda, rocm; not on cpu, tpu (jax 0.10.2); ppermute lowers on all``
+    """
+    cases = result.data.get("cases", {})
+
+    def where(case_id: str, verb: str) -> str:
+        entry = cases.get(case_id, {})
+        ok = [p for p in PLATFORMS if entry.get(p, {}).get("ok")]
+        failed = [p for p in PLATFORMS if entry.get(p, {}).get("ok") is False]
+        if ok and not failed:
+            return f"{case_id} {verb} on all"
+        parts = [f"{verb} on {', '.join(ok)}"] if ok else []
+        parts += [f"not on {', '.join(failed)}"] if failed else []
+        return f"{case_id} {'; '.join(parts) or 'no verdict'}"
+
+    first, *others = [case_id for case_id, _ in PROBE_CASES]
+    text = f"JAX Target: {where(first, 'lower')} (jax {result.jax_version})"
+    return "; ".join([text, *(where(case_id, "lowers") for case_id in others)])
+
+
 def format_summary(result: ProbeResult) -> str:
     d = result.data
     lines = [

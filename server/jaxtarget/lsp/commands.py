@@ -10,7 +10,7 @@ from lsprotocol import types
 
 from ..effective import rows
 from ..environment import InterpreterError, resolve_interpreter
-from ..probe import Ask, ProbeError, run_probe_async, verdict_line
+from ..probe import Ask, ProbeError, format_summary, headline, run_probe_async, verdict_line
 from ..project import interpreter_setting
 from .state import COMMAND_CONFIG, COMMAND_PROBE, SERVER, JaxTargetServer
 
@@ -73,47 +73,81 @@ async def probe_backend(ls: JaxTargetServer, *args: Any) -> dict[str, Any]:
         uri or (folders[0].rstrip("/") + "/__jaxtarget__.py" if folders else "file:///")
     )
     python = options.get("python")
+    quiet = bool(options.get("quiet"))
     if not ls.trusted:
         error = ProbeError(
             "untrusted", "the probe runs an interpreter and is disabled in an untrusted workspace"
         )
-        return _probe_failed(ls, python if isinstance(python, str) else "", error)
+        return _probe_failed(ls, python if isinstance(python, str) else "", error, quiet)
     if not isinstance(python, str) or not python:
         python = interpreter_setting(settings)
     try:
         python = resolve_interpreter(python)
     except InterpreterError as exc:
-        return _probe_failed(ls, python or "", ProbeError(exc.kind, str(exc)))
+        return _probe_failed(ls, python or "", ProbeError(exc.kind, str(exc)), quiet)
     token = str(uuid.uuid4())
-    progress = bool(ls.client_capabilities.window and ls.client_capabilities.window.work_done_progress)
+    capable = bool(ls.client_capabilities.window and ls.client_capabilities.window.work_done_progress)
+    progress = capable and not quiet  # a quiet client shows its own
     if progress:
         await ls.work_done_progress.create_async(token)
         ls.work_done_progress.begin(
             token,
             types.WorkDoneProgressBegin(
-                title="JAX Target: probing backends", message=python, cancellable=False
+                title="JAX Target: probing backends", message=python, cancellable=True
             ),
         )
     _cancel_with_request(ls)
+    probe = asyncio.ensure_future(run_probe_async(python, timeout=settings.probe_timeout_seconds))
+    stopped = _cancel_with_progress(ls, token, probe) if progress else None
     try:
-        result = await run_probe_async(python, timeout=settings.probe_timeout_seconds)
+        result = await probe
     except ProbeError as exc:
-        return _probe_failed(ls, python, exc)
+        return _probe_failed(ls, python, exc, quiet)
+    except asyncio.CancelledError:
+        if stopped is None or not stopped.is_set():
+            raise  # the request itself was cancelled
+        return _probe_failed(ls, python, ProbeError("cancelled", "cancelled by the user"), quiet=True)
     finally:
         if progress:
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
     summary = verdict_line(result)
-    ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=summary))
+    named = headline(result)
+    if not options.get("quiet"):  # a client that shows the result itself asks for quiet
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=named))
     ls.log(f"probe of {python}: {summary} ({result.seconds:.1f} s)")
     ls.remember_probe(python, result)
-    return {"ok": True, "python": python, "summary": summary, "result": result.data}
+    return {
+        "ok": True,
+        "python": python,
+        "summary": summary,
+        "headline": named,
+        "report": format_summary(result),
+        "result": result.data,
+    }
 
 
-def _probe_failed(ls: JaxTargetServer, python: str, exc: ProbeError) -> dict[str, Any]:
+def _probe_failed(ls: JaxTargetServer, python: str, exc: ProbeError, quiet: bool = False) -> dict[str, Any]:
     message = f"jaxtarget probe failed: {exc}"
-    ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
+    if not quiet:
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
     ls.log(message, types.MessageType.Error)
     return {"ok": False, "python": python, "error": {"kind": exc.kind, "message": str(exc)}}
+
+
+def _cancel_with_progress(ls: JaxTargetServer, token: str, probe: asyncio.Future[Any]) -> asyncio.Event:
+    """Stop the probe (and kill its child) when the user cancels its progress
+    (``window/workDoneProgress/cancel``); the returned event says that it was so stopped."""
+    stopped = asyncio.Event()
+    future = ls.work_done_progress.tokens.get(token)
+    loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        stopped.set()
+        probe.cancel()
+
+    if future is not None:
+        future.add_done_callback(lambda f: loop.call_soon_threadsafe(stop) if f.cancelled() else None)
+    return stopped
 
 
 def _cancel_with_request(ls: JaxTargetServer) -> None:
