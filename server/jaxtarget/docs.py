@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .apis import Api
 from .config import CLIENT_SETTINGS, SETTINGS, Settings
 from .rules.base import Example, Rule
 from .rules.registry import RULES
@@ -42,8 +43,15 @@ _SAFETY = {
 }
 
 
+def _unverifiable(api: Api) -> str:
+    """What an entry no CPU-only jaxlib can cross-lower says of itself."""
+    if api.probe is None or api.probe.verifiable:
+        return ""
+    return f" (not checked by `probe --all` from a CPU-only jaxlib: {api.probe.reason}; checked on a GPU)"
+
+
 def render_rule(rule: Rule) -> str:
-    apis = "\n".join(f"- {a.support_text('lowers on ')}" for a in rule.apis)
+    apis = "\n".join(f"- {a.support_text('lowers on ')}{_unverifiable(a)}" for a in rule.apis)
     fixes = "\n".join(f"- `{spec.kind}` ({_SAFETY[spec.applicability]}): {spec.doc}" for spec in rule.fixes)
     parts = [
         f"## {rule.code} {rule.name}\n\nDefault severity: {rule.severity}\n",
