@@ -244,10 +244,11 @@ def test_the_flag_the_other_way_lowers_where_the_api_does(python: str, tmp_path:
 
 
 #: entries whose probe programs compute the deciding argument (``getattr`` on the preset's
-#: name) or take the matrix as a parameter: rightly not visible to the static reading, whose
+#: name) or take the arrays as parameters: rightly not visible to the static reading, whose
 #: visible forms test_conditional_entries.py checks
 _COMPUTED_ARGUMENTS = {
     "jax.numpy.poly[of a 2-D array]",
+    "jax.nn.dot_product_attention[of float16 arrays]",
     *(k for k in APIS if k.endswith("[with a precision= preset CPU lacks]")),
 }
 

@@ -237,6 +237,40 @@ def test_cusolver_eig_lowers_nowhere_with_left_eigenvectors(check: CheckFn) -> N
     assert [fx.kind for fx in analysis.fixes(analysis.findings[0])] == ["suppress"]
 
 
+@pytest.mark.parametrize(
+    ("query", "found"),
+    [
+        ("x.astype(jnp.float16)", True),
+        ('x.astype("float16")', True),
+        ("jnp.ones((1, 8, 2, 16), dtype=jnp.float16)", True),
+        ("jnp.float16(x)", True),
+        ("HALF", True),
+        ("x.astype(jnp.bfloat16)", False),
+        ("jnp.ones((1, 8, 2, 16), dtype=jnp.float32)", False),
+        ("x", False),
+    ],
+)
+def test_float16_attention_is_found_where_the_dtype_is_visible(
+    check: CheckFn, query: str, found: bool
+) -> None:
+    source = f"""\
+    import jax
+    import jax.numpy as jnp
+
+    HALF = jnp.zeros((1, 8, 2, 16), jnp.float16).astype(jnp.float16)
+
+
+    def attend(x, k, v):
+        return jax.nn.dot_product_attention({query}, k, v)
+    """
+    messages = _messages(check, source, ("cpu", "tpu"))
+    assert bool(messages) == found, messages
+    if found:
+        assert messages[0][1].startswith(
+            "`jax.nn.dot_product_attention` of float16 arrays only lowers on cuda, rocm, tpu; target 'cpu'"
+        )
+
+
 # a nested function's **kwargs filled by functools.partial in the function that defines
 # it (modelled on nebius/kvax kvax/ops/flash_attention_cudnn.py)
 HANDED_IN = """\

@@ -71,9 +71,19 @@ class ArrayRank:
     shaped: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class ArrayDtype:
+    """An array that is visibly of one of the dtypes ``dtypes`` (public names) or ``spelled``
+    (as a string): built with ``dtype=`` one of them, cast with ``.astype(...)``, or made by
+    calling the dtype (``jnp.float16(x)``)."""
+
+    dtypes: tuple[str, ...]
+    spelled: tuple[str, ...]
+
+
 #: what an argument is compared with: a literal (``True``, ``"cudnn"``), an enum member,
-#: an instance of a class, or an array of a visible rank
-Value = str | bool | int | Member | Instance | ArrayRank
+#: an instance of a class, or an array of a visible rank or dtype
+Value = str | bool | int | Member | Instance | ArrayRank | ArrayDtype
 
 
 @dataclass(frozen=True)
@@ -115,6 +125,8 @@ class ArgCondition:
                 spelled.update(c.rsplit(".", 1)[-1] for c in v.classes)
             elif isinstance(v, (str, bool, int)):
                 spelled.add(str(v))
+            elif isinstance(v, ArrayDtype):
+                spelled.update(v.spelled)
             else:
                 return tuple(out)
         if spelled:
@@ -132,6 +144,8 @@ class ArgCondition:
                 out.update(v.classes)
             elif isinstance(v, ArrayRank):
                 out.update((*v.wrappers, *v.square, *v.shaped))
+            elif isinstance(v, ArrayDtype):
+                out.update(v.dtypes)
         return frozenset(out)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
-from ..apis import AllOf, ArgCondition, ArrayRank, Condition, Instance, Member, Value
+from ..apis import AllOf, ArgCondition, ArrayDtype, ArrayRank, Condition, Instance, Member, Value
 from ..platforms import ALL_PLATFORMS
 from ..semantics.module import Module, Reference
 
@@ -211,6 +211,8 @@ def _one(module: Module, value: ast.expr, chain: list[ast.AST], want: Value) -> 
     if isinstance(want, ArrayRank):
         rank = _rank(module, value, chain, want, 0)
         return None if rank is None else rank == want.rank
+    if isinstance(want, ArrayDtype):
+        return _of_dtype(module, value, chain, want, 0)
     if isinstance(value, ast.Constant):
         return value.value == want and type(value.value) is type(want)
     # an enum member or an instance the resolver knows is no literal
@@ -218,6 +220,34 @@ def _one(module: Module, value: ast.expr, chain: list[ast.AST], want: Value) -> 
     if isinstance(value, ast.Attribute):
         known = value.value
     return False if known is not None and id(known) in resolved else None
+
+
+def _of_dtype(
+    module: Module, value: ast.expr, chain: list[ast.AST], want: ArrayDtype, depth: int
+) -> bool | None:
+    """Whether an array expression is visibly of a wanted dtype (None: cannot tell)."""
+    if isinstance(value, ast.Name) and depth < _MAX_DEPTH:
+        found = module.guards.values.value_of(value, chain)
+        return None if found is None else _of_dtype(module, found[0], list(found[1]), want, depth + 1)
+    if not isinstance(value, ast.Call):
+        return None
+    if isinstance(value.func, ast.Attribute) and value.func.attr == "astype":
+        keyword = next((k.value for k in value.keywords if k.arg == "dtype"), None)
+        target = value.args[0] if value.args else keyword
+        return None if target is None else _is_dtype(module, target, want)
+    if module.guards.resolved.get(id(value.func)) in want.dtypes:
+        return True  # jnp.float16(x)
+    named = next((k.value for k in value.keywords if k.arg == "dtype"), None)
+    return None if named is None else _is_dtype(module, named, want)
+
+
+def _is_dtype(module: Module, value: ast.expr, want: ArrayDtype) -> bool | None:
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return value.value in want.spelled
+    resolved = module.guards.resolved.get(id(value))
+    if resolved is None:
+        return None
+    return resolved in want.dtypes
 
 
 def _element_rank(
