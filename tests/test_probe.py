@@ -258,7 +258,10 @@ async def test_cancelling_the_probes_progress_kills_the_child(client: LanguageCl
     assert isinstance(begin, types.WorkDoneProgressBegin) and begin.cancellable is True
     client.protocol.notify(types.WINDOW_WORK_DONE_PROGRESS_CANCEL, types.WorkDoneProgressCancelParams(token))
     result = await asyncio.wait_for(request, 60)
-    assert result["ok"] is False and result["error"] == {"kind": "cancelled", "message": "cancelled by the user"}
+    assert result["ok"] is False and result["error"] == {
+        "kind": "cancelled",
+        "message": "cancelled by the user",
+    }
     if not await _exited(pid):
         pytest.fail("the probe child outlived the cancelled progress")
     assert not finished.exists()
