@@ -76,20 +76,38 @@ await runInVSCode({ codeServer, vsix, folders, artifacts, settle: 3000, logOnFai
   };
   await shot(page, "04-fixed.png");
 
-  // 4. JAX Target: Probe backend from the command palette
+  // 4. JAX Target: Probe backend from the command palette: a progress notification, then a
+  // result that names itself, whose button opens the full report
   await page.keyboard.press("F1");
   await page.waitForSelector(".quick-input-widget input", { timeout: 20000 });
   await page.keyboard.type("JAX Target: Probe backend");
   await page.waitForTimeout(800);
   await page.keyboard.press("Enter");
+  const named = "JAX Target: psend+precv lower on cuda, rocm; not on cpu, tpu (jax ";
   await page.waitForFunction(
-    () => [...document.querySelectorAll(".notifications-toasts .notification-list-item-message")].some((n) =>
-      n.textContent.includes("cuda ✓"),
-    ),
-    null,
+    (text) =>
+      [...document.querySelectorAll(".notifications-toasts .notification-list-item-message")].some((n) =>
+        n.textContent.includes(text),
+      ),
+    named,
     { timeout: 120000 },
   );
   const shown = await toasts(page);
-  result.steps.probe = { ok: shown.some((t) => t.includes("cpu ✗ · cuda ✓ · rocm ✓ · tpu ✗")), toasts: shown };
+  await page.locator(".notifications-toasts .monaco-button", { hasText: "Open report" }).first().click();
+  await page.waitForFunction(
+    () => document.querySelector(".editor-instance .monaco-editor .view-lines")?.textContent.includes("ppermute:"),
+    null,
+    { timeout: 30000 },
+  );
+  const report = await page.$eval(".editor-instance .monaco-editor .view-lines", (e) => e.textContent);
+  const tab = await page.$eval(".tabs-container .tab.active", (e) => e.textContent);
+  result.steps.probe = {
+    ok:
+      shown.some((t) => t.includes(named) && t.includes("ppermute lowers on all")) &&
+      tab.includes("backend-probe.txt") &&
+      report.includes("psend+precv:"),
+    toasts: shown,
+    tab,
+  };
   await shot(page, "05-probe.png");
 });
