@@ -55,10 +55,17 @@ await runInVSCode({ codeServer, vsix, folders, artifacts, env: pythonEnv(python)
   await page.waitForFunction(() => document.querySelector(".quick-input-widget input")?.value.endsWith("/"), null, {
     timeout: 30000,
   });
-  await input.fill(python);
-  await page.waitForFunction((want) => document.querySelector(".quick-input-widget input")?.value === want, python, {
-    timeout: 30000,
-  });
+  // the dialog may still rewrite its value (its folder listing arrives late): type the path
+  // until it stays, then accept it
+  let typed = "";
+  for (let attempt = 0; attempt < 5 && typed !== python; attempt++) {
+    await input.fill(python);
+    await page.waitForTimeout(1000);
+    typed = await input.inputValue();
+  }
+  if (typed !== python) {
+    throw new Error(`the picker kept rewriting the typed path: ${typed}`);
+  }
   await page.locator(".quick-input-widget .monaco-button", { hasText: "Use this interpreter" }).click();
   await waitFor(() => starts().some((l) => l.includes(`${python} (setting)`)), 120000, "the picked interpreter");
   await waitFor(() => existsSync(workspaceSettings), 30000, "the workspace setting");
