@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from jaxtarget.apis import AllOf, ArgCondition
+from jaxtarget.lsp.hover import hover_markdown
 from jaxtarget.platforms import PLATFORMS, parse_version
 from jaxtarget.probe import (
     Ask,
@@ -35,7 +36,7 @@ from jaxtarget.probe import (
 )
 from jaxtarget.rules.registry import APIS
 
-from .conftest import ROOT, probe_program, run_cli
+from .conftest import ROOT, make_engine, probe_program, run_cli
 
 #: the releases scripts/test.sh installs next to the suite's own (name: jax-<version>)
 EXTRA_JAX = ("jax-0.7.0", "jax-0.8.2", "jax-0.9.1", "jax-0.12.0.1")
@@ -281,19 +282,32 @@ def test_check_reports_each_probe_program_where_its_jax_failed_to_lower_it(
         if f["code"] in ("JT001", "JT003"):
             failing = f["message"].split(" would ")[0].rsplit(";", 1)[1]
             reported[Path(f["filename"]).name] |= set(re.findall(r"'(\w+)'", failing))
+    # and hover's support table, on the same programs, with an engine on that interpreter
+    engine = make_engine(PLATFORMS, None if python == sys.executable else python)
     wrong = []
     for name, (case_id, entry) in files.items():
         api = next(a for k, a, _ in catalog_cases() if k == case_id)
         assert api.probe is not None
+        analysis = engine.check((tmp_path / name).read_text())
+        assert analysis.module is not None
+        ref = next(r for r in analysis.module.references if r.qualname == api.qualname)
+        hover = hover_markdown(engine, ref, analysis, None).split("**Backend support**", 1)[1]
+        row = hover.split("|---" * len(PLATFORMS) + "|\n", 1)[1].split("\n", 1)[0]
+        marks = dict(zip(PLATFORMS, row.split("|")[1:-1], strict=True))
         for platform in PLATFORMS:
             err = entry[platform].get("error")
             said = f"{err['type']}: {err['message']}" if isinstance(err, dict) else ""
             if said and api.probe.artifact(said):
                 continue
-            if (not entry[platform].get("ok")) != (platform in reported[name]):
+            failed = not entry[platform].get("ok")
+            if failed != (platform in reported[name]):
                 wrong.append(
-                    f"{case_id} on {platform}: jax {'failed' if not entry[platform].get('ok') else 'lowered'}"
+                    f"{case_id} on {platform}: jax {'failed' if failed else 'lowered'}"
                     f", check {'reports' if platform in reported[name] else 'is silent'}"
+                )
+            if marks[platform].strip() != ("✗" if failed else "✓"):
+                wrong.append(
+                    f"{case_id} on {platform}: jax {'failed' if failed else 'lowered'}, hover {marks}"
                 )
     assert not wrong, "\n".join(wrong)
 
