@@ -15,6 +15,7 @@ from ..apis import (
     NO_TPU,
     Api,
     ArgCondition,
+    ArrayDtype,
     Condition,
     Lowering,
     ProbeCase,
@@ -155,6 +156,26 @@ ENTRIES: tuple[Api, ...] = (
         ),
         condition=_CUDNN,
         trace_time=True,
+    ),
+    # the XLA attention asks for float32 accumulation of float16 inputs (F16_F16_F32),
+    # which CPU's dot_general lacks: under jit it fails to lower for cpu (bfloat16 is fine)
+    limited(
+        "jax.nn.dot_product_attention",
+        "jax.nn.dot_product_attention",
+        (Lowering("cuda"), Lowering("rocm"), Lowering("tpu")),
+        ProbeCase(
+            "f = jax.jit(lambda q, k, v: jax.nn.dot_product_attention(q, k, v))\n"
+            "args = tuple(jax.ShapeDtypeStruct((1, 8, 2, 16), jnp.float16) for _ in range(3))\n"
+        ),
+        condition=ArgCondition(
+            "query",
+            ArrayDtype(
+                tuple(f"{m}.{t}" for m in ("jax.numpy", "numpy") for t in ("float16", "half")), ("float16",)
+            ),
+            "of float16 arrays",
+            position=0,
+        ),
+        error="ValueError: The precision 'F16_F16_F32' is not supported by dot_general on CPU",
     ),
     limited(
         "jax.experimental.sparse.linalg.spsolve",

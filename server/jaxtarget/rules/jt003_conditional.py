@@ -12,7 +12,6 @@ from ..apis import (
     AllOf,
     Api,
     ArgCondition,
-    ArrayDtype,
     ArrayRank,
     Condition,
     Instance,
@@ -125,26 +124,6 @@ PRESETS: tuple[Api, ...] = (
             'with "jax_default_matmul_precision" set to a preset CPU lacks',
         ),
         error=_PRESET_ERROR,
-    ),
-    # the XLA attention asks for float32 accumulation of float16 inputs (F16_F16_F32),
-    # which CPU's dot_general lacks: under jit it fails to lower for cpu (bfloat16 is fine)
-    limited(
-        "jax.nn.dot_product_attention",
-        "jax.nn.dot_product_attention",
-        (Lowering("cuda"), Lowering("rocm"), Lowering("tpu")),
-        ProbeCase(
-            "f = jax.jit(lambda q, k, v: jax.nn.dot_product_attention(q, k, v))\n"
-            "args = tuple(jax.ShapeDtypeStruct((1, 8, 2, 16), jnp.float16) for _ in range(3))\n"
-        ),
-        condition=ArgCondition(
-            "query",
-            ArrayDtype(
-                tuple(f"{m}.{t}" for m in ("jax.numpy", "numpy") for t in ("float16", "half")), ("float16",)
-            ),
-            "of float16 arrays",
-            position=0,
-        ),
-        error="ValueError: The precision 'F16_F16_F32' is not supported by dot_general on CPU",
     ),
 )
 
