@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import uuid
+import weakref
 from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
@@ -27,11 +28,19 @@ def capabilities(profile: str) -> types.ClientCapabilities:
     return caps
 
 
+_ANSWERS: weakref.WeakKeyDictionary[LanguageClient, types.InitializeResult] = weakref.WeakKeyDictionary()
+
+
+def server_capabilities(client: LanguageClient) -> types.ServerCapabilities:
+    """What the server answered to this client's `initialize` (through `start`)."""
+    return _ANSWERS[client].capabilities
+
+
 async def start(
     client: LanguageClient, root: Path, profile: str, options: dict[str, object] | None = None
 ) -> None:
     """Initialise a session for one workspace folder as the client ``profile`` would."""
-    await client.initialize_session(
+    _ANSWERS[client] = await client.initialize_session(
         types.InitializeParams(
             capabilities=capabilities(profile),
             root_uri=root.as_uri(),

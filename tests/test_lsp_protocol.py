@@ -1,6 +1,7 @@
 """Protocol behaviour through a real stdio client (pytest-lsp), per client profile.
 
-- A client that pulls diagnostics gets them only by pull; one that does not gets pushes.
+- A client that pulls diagnostics, and can be asked to pull again, gets them only by pull;
+  any other client (one that does not pull, or pulls without refresh: Neovim 0.11) gets pushes.
 - Every request gets an answer: malformed params -32602, unknown documents and positions
   past the end an empty result.
 - An interpreter that cannot be found: analysis from imports only, said once, with the path.
@@ -18,7 +19,16 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from .lsp_helpers import SERVER, open_doc, pull, record_publications, send_raw, start, wait_for_version
+from .lsp_helpers import (
+    SERVER,
+    open_doc,
+    pull,
+    record_publications,
+    send_raw,
+    server_capabilities,
+    start,
+    wait_for_version,
+)
 
 SOURCE = (
     "from functools import partial\n\nimport jax\nfrom jax import lax\n\n\n"
@@ -49,14 +59,8 @@ def _session(profile: str, options: dict[str, object] | None = None):  # type: i
 vscode_pull = _session("vscode-pull")
 
 
-@pytest_lsp.fixture(config=SERVER, params=["vscode-pull", "neovim@v0.11.0"])
-async def pulling(lsp_client: LanguageClient, workspace: Path, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
-    await start(lsp_client, workspace, request.param)
-    yield
-    await lsp_client.shutdown_session()
-
-
 neovim_07 = _session("neovim@v0.7.0")
+neovim_011 = _session("neovim@v0.11.0")
 missing_python = _session("neovim@v0.7.0", {"interpreter": ["/nonexistent/venv/bin/python"]})
 missing_python_pull = _session("vscode-pull", {"interpreter": ["/nonexistent/venv/bin/python"]})
 
@@ -77,8 +81,11 @@ async def _barrier(client: LanguageClient) -> None:
 # ================================================================ pull or push, never both
 
 
-async def test_a_pull_client_gets_diagnostics_by_pull_only(pulling: LanguageClient, workspace: Path) -> None:
-    client = pulling
+async def test_a_pull_client_gets_diagnostics_by_pull_only(
+    vscode_pull: LanguageClient, workspace: Path
+) -> None:
+    client = vscode_pull
+    assert server_capabilities(client).diagnostic_provider is not None
     seen = record_publications(client)
     uri = (workspace / "m.py").as_uri()
     open_doc(client, uri, SOURCE)
@@ -191,6 +198,21 @@ async def test_a_missing_interpreter_still_answers_pulls(
     assert [d.code for d in await pull(missing_python_pull, uri)] == ["JT001", "JT001"]
     shown, _ = _fallback_messages(missing_python_pull)
     assert len(shown) == 1, shown
+
+
+async def test_a_client_that_pulls_without_refresh_gets_pushes_only(
+    neovim_011: LanguageClient, workspace: Path
+) -> None:
+    # Neovim 0.11 pulls but takes no workspace/diagnostic/refresh: offered no pull, it is
+    # pushed to, so that a settings change reaches it without waiting for its next edit
+    client = neovim_011
+    assert server_capabilities(client).diagnostic_provider is None
+    uri = (workspace / "m.py").as_uri()
+    open_doc(client, uri, SOURCE)
+    assert [d.code for d in await wait_for_version(client, uri, 1)] == ["JT001", "JT001"]
+    client.set_configuration({"targetBackends": ["cuda"]}, section="jaxtarget")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    assert await wait_for_version(client, uri, 1) == []
 
 
 # ================================================================ settings apply live

@@ -102,6 +102,23 @@ if first ~= nil then
     for _, a in ipairs(resp.result or {}) do table.insert(result.actions, a.title) end
   end
 end
+-- settings apply live: the client's settings change and are announced, and the findings
+-- follow without an edit (a cuda target: psend and precv lower there)
+local lsp_client = vim.lsp.get_active_clients()[1]
+if lsp_client ~= nil and first ~= nil then
+  lsp_client.settings = vim.tbl_deep_extend(
+    'force', lsp_client.settings or {}, { jaxtarget = { targetBackends = { 'cuda' } } }
+  )
+  local params = { settings = lsp_client.settings }
+  if vim.fn.has('nvim-0.11') == 1 then
+    lsp_client:notify('workspace/didChangeConfiguration', params)
+  else
+    lsp_client.notify('workspace/didChangeConfiguration', params)
+  end
+  result.after_settings = vim.wait(60000, function()
+    return #vim.diagnostic.get(bufnr) == 0
+  end, 100)
+end
 local clients = {}
 for _, c in pairs(vim.lsp.get_active_clients()) do
   table.insert(clients, { name = c.name, cmd = c.config.cmd, root = c.config.root_dir })
@@ -201,6 +218,7 @@ def _check(result: dict[str, object], project: Path) -> None:
     actions = result["actions"]
     assert isinstance(actions, list) and actions, result
     assert len(actions) == len(set(actions)), actions  # each quick fix once
+    assert result["after_settings"] is True, result  # the cuda target cleared them, no edit
     (client,) = result["clients"]  # type: ignore[misc]
     assert client["name"] == "jaxtarget" and client["cmd"] == ["jaxtarget", "lsp"]
     assert Path(client["root"]) == project  # found by its pyproject.toml

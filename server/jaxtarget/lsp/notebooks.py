@@ -108,8 +108,7 @@ def _recheck_cells(ls: JaxTargetServer, notebook_uri: str, immediate: bool) -> N
     if notebook is None:
         return
     if ls.pull_mode:
-        if ls.refresh_supported:
-            ls.workspace_diagnostic_refresh(None).add_done_callback(ls._refreshed)
+        ls.workspace_diagnostic_refresh(None).add_done_callback(ls._refreshed)
         return
     for cell in notebook.cells:
         if cell.kind == types.NotebookCellKind.Code:

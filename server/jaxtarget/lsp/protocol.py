@@ -4,17 +4,21 @@ pygls drops a request whose params do not deserialise (a negative position, a
 missing field) after logging it, and ignores requests after `shutdown`: the client
 then waits forever. Here such a request is answered with -32602 (Invalid Params,
 naming what is wrong) or -32600 (Invalid Request after shutdown).
+
+It also chooses how diagnostics travel: by pull only where the client pulls and can be
+asked to pull again (`workspace/diagnostic/refresh`), by push otherwise, never both.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Generator
 from typing import Any
 
 import cattrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
-from pygls.protocol import LanguageServerProtocol
+from pygls.protocol import LanguageServerProtocol, lsp_method
 
 log = logging.getLogger("jaxtarget")
 
@@ -29,7 +33,27 @@ def _reason(error: BaseException, expected: type | None) -> str:
     return str(error) or (f"expected {expected.__name__}" if expected else type(error).__name__)
 
 
+def pulls_diagnostics(caps: types.ClientCapabilities) -> bool:
+    """Whether diagnostics go to this client by pull.
+
+    A client that pulls but cannot be asked to pull again (Neovim 0.11 has no
+    `workspace/diagnostic/refresh`) would keep stale findings after a settings change
+    until its next edit: it gets pushes instead, and no `diagnosticProvider` is
+    advertised, so it does not also pull.
+    """
+    td, ws = caps.text_document, caps.workspace
+    pulls = td is not None and td.diagnostic is not None
+    return pulls and bool(ws and ws.diagnostics and ws.diagnostics.refresh_support)
+
+
 class JaxTargetProtocol(LanguageServerProtocol):
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:
+        result: types.InitializeResult = yield from super().lsp_initialize(params)
+        if not pulls_diagnostics(params.capabilities):
+            result.capabilities.diagnostic_provider = None
+        return result
+
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
             return super().structure_message(data)

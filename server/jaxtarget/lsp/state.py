@@ -29,7 +29,7 @@ from ..project import Engines, interpreter_setting
 from ..semantics.resolver import StaticResolver
 from ..semantics.source import ChunkCache
 from . import convert
-from .protocol import JaxTargetProtocol
+from .protocol import JaxTargetProtocol, pulls_diagnostics
 
 log = logging.getLogger("jaxtarget")
 
@@ -199,13 +199,7 @@ class JaxTargetServer(LanguageServer):
     @property
     def pull_mode(self) -> bool:
         """Whether the client pulls diagnostics (then nothing is pushed: each finding shows once)."""
-        td = self.client_capabilities.text_document
-        return td is not None and td.diagnostic is not None
-
-    @property
-    def refresh_supported(self) -> bool:
-        ws = self.client_capabilities.workspace
-        return bool(ws and ws.diagnostics and ws.diagnostics.refresh_support)
+        return pulls_diagnostics(self.client_capabilities)
 
     def engine_for(self, uri: str) -> Engine:
         settings = self.settings_for(uri)
@@ -396,7 +390,7 @@ class JaxTargetServer(LanguageServer):
         if not self.pull_mode:
             for uri in list(self.workspace.text_documents):
                 self.schedule(uri, immediate=True)
-        elif self.refresh_supported and self.workspace.text_documents:
+        elif self.workspace.text_documents:
             self.workspace_diagnostic_refresh(None).add_done_callback(self._refreshed)
 
     def _refreshed(self, future: Future[None]) -> None:
