@@ -141,3 +141,92 @@ def test_skip_adds_the_helper_once_without_one(check: CheckFn, project: Path) ->
 
 def test_ruff_is_there() -> None:
     assert RUFF.exists() and ROOT.exists()
+
+
+# ---------------------------------------------------------------- the project's own helper
+# modelled on projects whose tests import their device checks from a shared module
+# (google/maxtext MaxText/tests, keras-team/keras keras/src/testing)
+
+
+def _fixed(check: CheckFn, path: Path, source: str, kind: str) -> str:
+    path.write_text(source)
+    analysis = check(source, ("cpu",), str(path))
+    finding = next(f for f in analysis.findings if f.code == "JT001")
+    (fix,) = [f for f in analysis.fixes(finding) if f.kind == kind]
+    return apply_edits(source, fix.edits)
+
+
+def _runs(project: Path, path: Path, fixed: str) -> None:
+    """The fixed module imports where it lives (its helper found) and runs its skip decorator."""
+    path.write_text(fixed)
+    module = ".".join(path.relative_to(project).with_suffix("").parts)
+    proc = subprocess.run(
+        [sys.executable, "-c", f"import {module}"],
+        cwd=project,
+        env={"PYTHONPATH": str(project), "JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, fixed + proc.stderr
+
+
+@pytest.mark.parametrize("kind", ["skip-test", "guard"])
+def test_fixes_import_the_projects_helper(check: CheckFn, project: Path, kind: str) -> None:
+    (project / "tests" / "gpu.py").write_text(f"import jax\n\n\n{HELPER}")
+    source = f"from jax import lax\n\n\n{TEST}"
+    path = project / "tests" / "test_send.py"
+    fixed = _fixed(check, path, source, kind)
+    assert "def has_gpu_backend" not in fixed, fixed
+    assert "from tests.gpu import has_gpu_backend\n" in fixed, fixed
+    assert "import jax\n" not in fixed, fixed  # only a helper of its own would have needed jax
+    if kind == "skip-test":
+        assert "@pytest.mark.skipif(not has_gpu_backend()," in fixed, fixed
+        assert _isort_clean(project, fixed).returncode == 0, fixed
+    # the imported helper is a guard the analysis reads: the finding is gone
+    assert [f.code for f in check(fixed, ("cpu",), str(path)).findings if f.code == "JT001"] == []
+    _runs(project, path, fixed)
+
+
+def test_the_helper_of_a_test_folder_without_init_is_imported_by_its_module_name(
+    check: CheckFn, tmp_path: Path
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "conftest_helpers.py").write_text(
+        'import jax\n\n\ndef has_gpu_backend():\n    return any(d.platform == "gpu" for d in jax.devices())\n'
+    )
+    # a package elsewhere that no import root of the test reaches
+    (tmp_path / "tools" / "inner").mkdir(parents=True)
+    (tmp_path / "tools" / "inner" / "gpu.py").write_text(f"import jax\n\n\n{HELPER}")
+    path = tmp_path / "tests" / "test_send.py"
+    fixed = _fixed(check, path, f"from jax import lax\n\n\n{TEST}", "skip-test")
+    assert "from conftest_helpers import has_gpu_backend\n" in fixed, fixed
+    assert [f.code for f in check(fixed, ("cpu",), str(path)).findings if f.code == "JT001"] == []
+
+
+@pytest.mark.parametrize(
+    "helper",
+    [
+        'import jax\n\n\ndef has_gpu_backend():\n    return jax.default_backend() == "tpu"\n',
+        'import os\n\n\ndef has_gpu_backend():\n    return os.environ.get("GPU") == "1"\n',
+        'import jax\n\n\ndef has_gpu_backend(index):\n    return jax.devices()[index].platform == "gpu"\n',
+    ],
+    ids=["tests-for-tpu", "reads-the-environment", "needs-an-argument"],
+)
+def test_a_helper_that_is_no_gpu_test_is_not_imported(check: CheckFn, project: Path, helper: str) -> None:
+    (project / "tests" / "gpu.py").write_text(helper)
+    path = project / "tests" / "test_send.py"
+    fixed = _fixed(check, path, f"from jax import lax\n\n\n{TEST}", "skip-test")
+    assert "tests.gpu" not in fixed, fixed
+    assert fixed.count("def has_gpu_backend") == 1, fixed
+    _runs(project, path, fixed)
+
+
+def test_a_packages_own_helper_is_imported_from_the_package(check: CheckFn, project: Path) -> None:
+    (project / "mypkg" / "testing").mkdir()
+    (project / "mypkg" / "testing" / "__init__.py").write_text(f"import jax\n\n\n{HELPER}")
+    path = project / "tests" / "test_send.py"
+    fixed = _fixed(check, path, f"from jax import lax\n\n\n{TEST}", "skip-test")
+    assert "from mypkg.testing import has_gpu_backend\n" in fixed, fixed
+    assert _isort_clean(project, fixed).returncode == 0, fixed
+    _runs(project, path, fixed)

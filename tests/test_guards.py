@@ -302,3 +302,106 @@ def test_a_lowering_compiled_inside_a_try(check: CheckFn, body: str, lines: list
     source = f"import jax\nimport jax.numpy as jnp\n\n\ndef probe(a):\n    {body}\n"
     found = check(source, ("tpu",)).findings
     assert [f.span.line for f in found] == lines, source
+
+
+# ---------------------------------------------------------------- predicates from other project modules
+# modelled on jax's tests importing their device checks from a shared module
+# (jax-ml/jax tests/pallas/*: `from jax._src import test_util as jtu`) and on projects with
+# a tests/utils.py of backend helpers (google/maxtext MaxText/tests, keras-team/keras testing)
+
+SENDER = """\
+from jax import lax
+{imports}
+
+
+def send(x):
+    if {call}:
+        return lax.psend(x, "i", [(0, 1)])
+    return x
+"""
+
+PREDICATES = {
+    "gpu": 'import jax\n\n\ndef on_gpu():\n    return jax.devices()[0].platform in ("gpu", "cuda", "rocm")\n',
+    "tpu": 'from jax import default_backend\n\n\ndef on_gpu():\n    return default_backend() == "tpu"\n',
+    "env": 'import os\n\n\ndef on_gpu():\n    return os.environ.get("USE_GPU") == "1"\n',
+}
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'mylib'\n")
+    for folder in ("mylib", "mylib/sub", "tests"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "mylib" / "__init__.py").write_text("")
+    (tmp_path / "mylib" / "sub" / "__init__.py").write_text("")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("where", "module", "imports", "importer"),
+    [
+        ("mylib/checks.py", "mylib.checks", "from mylib.checks import on_gpu", "mylib/sub/ops.py"),
+        ("mylib/checks.py", "mylib.checks", "from ..checks import on_gpu", "mylib/sub/ops.py"),
+        ("mylib/sub/checks.py", "mylib.sub.checks", "from .checks import on_gpu", "mylib/sub/ops.py"),
+        # tests/ without __init__.py: pytest puts tests/ itself on sys.path
+        ("tests/utils.py", "utils", "from utils import on_gpu", "tests/test_ops.py"),
+        ("tests/utils.py", "utils", "from utils import on_gpu as gpu_here", "tests/test_ops.py"),
+    ],
+)
+@pytest.mark.parametrize(("kind", "cpu_codes"), [("gpu", []), ("tpu", []), ("env", ["JT001", "JT002"])])
+def test_a_predicate_imported_from_the_project_is_read_where_it_is_defined(
+    check: CheckFn,
+    layout: Path,
+    where: str,
+    module: str,
+    imports: str,
+    importer: str,
+    kind: str,
+    cpu_codes: list[str],
+) -> None:
+    (layout / where).write_text(PREDICATES[kind])
+    call = "gpu_here()" if " as gpu_here" in imports else "on_gpu()"
+    source = SENDER.format(imports=imports, call=call)
+    path = layout / importer
+    path.write_text(source)
+    # cpu: the gpu test and the tpu test are both false there; an environment flag could be true
+    assert [f.code for f in check(source, ("cpu",), str(path)).findings] == cpu_codes
+    # tpu: only the tpu test lets psend run there
+    tpu = [f.code for f in check(source, ("tpu",), str(path)).findings]
+    assert tpu == ([] if kind == "gpu" else ["JT001", "JT002"]), tpu
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # the module is not where the import looks (no such module in the project)
+        SENDER.format(imports="from mylib.elsewhere import on_gpu", call="on_gpu()"),
+        # the name is bound again after the import
+        SENDER.format(imports="from mylib.checks import on_gpu\n\non_gpu = lambda: True", call="on_gpu()"),
+        # the function rebinds it locally
+        SENDER.format(imports="from mylib.checks import on_gpu", call="on_gpu()").replace(
+            "def send(x):\n", "def send(x, on_gpu=lambda: True):\n"
+        ),
+        # another function of that module, which is no backend test
+        SENDER.format(imports="from mylib.checks import anything", call="anything()"),
+    ],
+    ids=["missing-module", "rebound", "parameter", "other-function"],
+)
+def test_an_imported_name_that_is_not_the_projects_predicate_guards_nothing(
+    check: CheckFn, layout: Path, source: str
+) -> None:
+    (layout / "mylib" / "checks.py").write_text(PREDICATES["gpu"] + "\n\ndef anything():\n    return True\n")
+    path = layout / "mylib" / "sub" / "ops.py"
+    path.write_text(source)
+    assert [f.code for f in check(source, ("cpu",), str(path)).findings] == ["JT001", "JT002"]
+
+
+def test_an_edit_to_the_predicates_module_is_seen(check: CheckFn, layout: Path) -> None:
+    checks = layout / "mylib" / "checks.py"
+    checks.write_text(PREDICATES["gpu"])
+    source = SENDER.format(imports="from mylib.checks import on_gpu", call="on_gpu()")
+    path = layout / "mylib" / "sub" / "ops.py"
+    path.write_text(source)
+    assert check(source, ("cpu",), str(path)).findings == []
+    checks.write_text(PREDICATES["env"] + "\n# a longer file\n")
+    assert [f.code for f in check(source, ("cpu",), str(path)).findings] == ["JT001", "JT002"]

@@ -158,13 +158,15 @@ def skip_test_fix(ctx: FixContext, code: str, v: Guarded) -> Fix | None:
         {m for m in ("pytest", *need) if m != HELPER_NAME and module_binding_line(tree, m) is None},
         key=str.lower,
     )
-    if HELPER_NAME in need and defined is not None:
+    # the module's own helper, or else the project's, imported
+    project = ctx.project_helper if HELPER_NAME in need and defined is None else None
+    if HELPER_NAME in need and (defined is not None or project):
         imports = [m for m in imports if m != "jax"]  # only the helper it reuses needed jax
-    placed = isort_imports(ctx, tree, imports)
+    placed = isort_imports(ctx, tree, imports, ((project, HELPER_NAME),) if project else ())
     if placed is None:  # no run of imports to sort into
         edits = module_edits(ctx, tree, ["pytest", *need])
     else:
-        edits = module_edits(ctx, tree, [m for m in need if m == HELPER_NAME])
+        edits = [] if project else module_edits(ctx, tree, [m for m in need if m == HELPER_NAME])
     edits = merge_inserts([*(placed or []), *edits, Edit(first, 0, first, 0, text)])
     title = f"Skip `{fn.name}` unless {where_text(platforms)} (pytest.mark.skipif)"
     return Fix("skip-test", code, title, tuple(edits))

@@ -62,8 +62,11 @@ def _name(stmt: ast.Import | ast.ImportFrom) -> str:
     return stmt.names[0].name if isinstance(stmt, ast.Import) else stmt.module or ""
 
 
-def isort_imports(ctx: FixContext, tree: ast.Module, modules: list[str]) -> list[Edit] | None:
-    """Edits adding ``import m`` for each of ``modules`` where isort would put it.
+def isort_imports(
+    ctx: FixContext, tree: ast.Module, modules: list[str], froms: tuple[tuple[str, str], ...] = ()
+) -> list[Edit] | None:
+    """Edits adding ``import m`` for each of ``modules`` and ``from m import n`` for each of
+    ``froms`` where isort would put them.
 
     None: the module has no run of imports to sort into.
     """
@@ -75,19 +78,26 @@ def isort_imports(ctx: FixContext, tree: ast.Module, modules: list[str]) -> list
     stmts = [(section(_name(s), getattr(s, "level", 0) or 0, root), s) for s in run]
     edits: list[Edit] = []
     new_sections: dict[int, list[str]] = {}
-    for module in sorted(modules, key=str.lower):
+    wanted: list[tuple[str, str | None]] = [(m, None) for m in sorted(modules, key=str.lower)]
+    wanted += sorted(froms, key=lambda f: f[0].lower())
+    for module, name in wanted:
         mine = section(module, 0, root)
         same = [s for sec, s in stmts if sec == mine]
+        text = f"import {module}{nl}" if name is None else f"from {module} import {name}{nl}"
         if not same:
-            new_sections.setdefault(mine, []).append(module)
+            new_sections.setdefault(mine, []).append(text)
             continue
-        text = f"import {module}{nl}"
-        at = next(
-            (s for s in same if isinstance(s, ast.ImportFrom) or _name(s).lower() > module.lower()), None
-        )
+        if name is None:  # before the first from-import, or the first import sorted after it
+            at = next(
+                (s for s in same if isinstance(s, ast.ImportFrom) or _name(s).lower() > module.lower()), None
+            )
+        else:  # after every plain import, among the from-imports by module
+            at = next(
+                (s for s in same if isinstance(s, ast.ImportFrom) and _name(s).lower() > module.lower()), None
+            )
         edits.append(Edit(at.lineno, 0, at.lineno, 0, text) if at else _after(ctx, same[-1], text))
-    for mine, names in new_sections.items():
-        block = "".join(f"import {m}{nl}" for m in names)
+    for mine, texts in new_sections.items():
+        block = "".join(texts)
         before = [s for sec, s in stmts if sec < mine]
         if before:  # a section of its own, after the last one that precedes it
             edits.append(_after(ctx, before[-1], nl + block.removesuffix(nl)))

@@ -15,6 +15,7 @@ from ..platforms import Version
 from ..semantics.module import Reference
 from ..semantics.source import SourceView, TokenFacts, parse_modern
 from ..semantics.text import Lines, lines_with_words
+from .project_helper import importable_helper
 
 #: The GPU test the guard fixes insert (and the guards recognise).
 HELPER_NAME = "has_gpu_backend"
@@ -76,6 +77,11 @@ class FixContext:
                 break
             line = max(last, line) + 1
         return None if view.failed else view.module()
+
+    @cached_property
+    def project_helper(self) -> str | None:
+        """The project module whose ``has_gpu_backend`` a fix imports rather than define another."""
+        return importable_helper(self.path, HELPER_NAME)
 
     def tokens(self, line: int) -> TokenFacts:
         """The tokenizer's facts about the top-level statement holding ``line`` (file line numbers)."""
@@ -324,12 +330,15 @@ def module_edits(ctx: FixContext, tree: ast.Module, need: Sequence[str]) -> list
     at = _import_block_end(tree)
     pieces: list[str] = []
     helper = HELPER_NAME in need and not _module_binds(tree, HELPER_NAME)
+    imported = ctx.project_helper if helper else None
     for module in need:
-        if module == "jax" and HELPER_NAME in need and not helper:
-            continue  # only the helper needed jax, and the module has its own
+        if module == "jax" and HELPER_NAME in need and (not helper or imported):
+            continue  # only the helper needed jax, and the module has one (or imports the project's)
         if module != HELPER_NAME and not _module_binds(tree, module):
             pieces.append(f"import {module}{nl}")
-    if helper:
+    if imported:
+        pieces.append(f"from {imported} import {HELPER_NAME}{nl}")
+    elif helper:
         pieces.append(
             f"{nl}{nl}def {HELPER_NAME}() -> bool:{nl}"
             f'{unit}"""True when JAX runs on a GPU backend (cuda or rocm)."""{nl}'
@@ -344,7 +353,7 @@ def module_edits(ctx: FixContext, tree: ast.Module, need: Sequence[str]) -> list
         return []
     text = "".join(pieces)
     if at == 0:
-        if helper:
+        if helper and not imported:
             text = text.lstrip("\r\n") + ("" if text.endswith(nl + nl) else nl)
         return [Edit(1, 0, 1, 0, text)]
     if at < len(lines.starts):

@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 
 from ..platforms import ALL_PLATFORMS, platforms_of
 from .entry import Entry
-from .values import Values, body_statements
+from .predicates import imported_predicate
+from .values import Values, _module_bindings_in, body_statements
 
 ALL = ALL_PLATFORMS
 #: the statements that open a function scope
@@ -173,8 +174,11 @@ class Conditions:
         resolved: Resolved,
         predicates: Mapping[str, frozenset[str]] | None = None,
         capabilities: Mapping[str, frozenset[str]] | None = None,
+        path: str | None = None,
     ) -> None:
         self.tree = tree
+        #: the module's file, whose project's other modules may define its predicates
+        self.path = path
         self.resolved = resolved
         #: the user's predicates (``guard-functions``): true only on these platforms
         self.predicates = predicates or {}
@@ -362,7 +366,32 @@ class Conditions:
             probed = self._probed(test.func, chain)
             if probed is not None:
                 return probed, ALL
+            imported = self._imported(test.func, chain)
+            if imported is not None:
+                return imported
         return ALL, ALL
+
+    def _imported(self, func: ast.Name, chain: Sequence[ast.AST]) -> Sets | None:
+        """A predicate imported from another module of the project (``from .utils import has_gpu``).
+
+        Only where one top-level ``from ... import`` binds the name and nothing else in
+        the module or the functions around the call does.
+        """
+        if self.path is None or self.values.bound_locally(func.id, chain):
+            return None
+        imports: list[ast.ImportFrom] = []
+        for stmt in self.tree.body:
+            if isinstance(stmt, ast.ImportFrom) and any((a.asname or a.name) == func.id for a in stmt.names):
+                imports.append(stmt)
+            elif not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                found, unsure = _module_bindings_in(stmt, func.id)
+                if found or unsure:
+                    return None
+            elif any((a.asname or a.name.split(".")[0]) == func.id for a in stmt.names):
+                return None
+        if len(imports) != 1:
+            return None
+        return imported_predicate(self.path, imports[0], func.id)
 
     def _probed(self, func: ast.expr, chain: Sequence[ast.AST]) -> frozenset[str] | None:
         """Where a capability probe of an API can return True (None: ``func`` is not one).

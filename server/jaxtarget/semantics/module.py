@@ -171,7 +171,9 @@ class Module:
     def guards(self) -> Guards:
         """The guard reader over the parsed statements and the names resolved so far."""
         if self._guards is None or self._guards.tree is not self.view.module():
-            self._guards = Guards(self.view.module(), self.resolved, self.predicates, self.capabilities)
+            self._guards = Guards(
+                self.view.module(), self.resolved, self.predicates, self.capabilities, self.path
+            )
         return self._guards
 
     @property

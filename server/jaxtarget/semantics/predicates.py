@@ -1,0 +1,172 @@
+"""Backend predicates another module of the project defines, read from that module alone.
+
+A guard may call a test imported from elsewhere in the project (``from tests.utils
+import has_gpu``; ``if has_gpu(): ...``), and a fix may want to import the project's
+own ``has_gpu_backend()`` rather than define a second one. The module is found the
+way Python would import it where the file runs: relative imports from the file's
+package; absolute ones from the file's import root (the folder above its outermost
+package, which pytest and ``python file.py`` put on ``sys.path``), the project's
+folder (that of the nearest ``pyproject.toml``) or its ``src/``. The function's body
+is read the way a local predicate is (``conditions.py``), with the names it calls
+resolved through that module's own imports, so it is recognised by what it
+computes, whatever its name.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+from .resolver import Binding
+from .scopes import ScopeIndex, binding_for, collect
+from .text import Lines, lines_with_words
+
+Sets = tuple[frozenset[str], frozenset[str]]
+
+
+def module_function(tree: ast.Module, name: str) -> ast.FunctionDef | None:
+    """The module-level ``def name`` that takes no required argument (the last one wins)."""
+    found: ast.FunctionDef | None = None
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
+            a = stmt.args
+            required = len(a.posonlyargs) + len(a.args) - len(a.defaults)
+            no_kw = all(d is not None for d in a.kw_defaults)
+            found = stmt if required == 0 and no_kw else None
+    return found
+
+
+def predicate_sets(source: str, name: str) -> Sets | None:
+    """Where the module-level function ``name`` can return True, and where False.
+
+    None when the module does not parse, has no such function, or the function is not
+    a backend test (it could return either anywhere).
+    """
+    from .conditions import ALL, Conditions
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    func = module_function(tree, name)
+    if func is None:
+        return None
+    text = Lines(source)
+    # the function and the module's own statements (constants it may read), not other defs
+    read = [s for s in tree.body if s is func or not isinstance(s, (ast.FunctionDef, ast.ClassDef))]
+    span = sorted({ln for s in read for ln in range(s.lineno, (s.end_lineno or s.lineno) + 1)})
+    words = frozenset(
+        n.attr if isinstance(n, ast.Attribute) else n.id
+        for s in read
+        for n in ast.walk(s)
+        if isinstance(n, (ast.Name, ast.Attribute))
+    )
+    index = ScopeIndex(tree, {w: text.word_lines(w) for w in words}, text.word_lines)
+    resolved: dict[int, str] = {}
+    for cand in collect(tree, span, words, lines_with_words(text, words)):
+        binding = binding_for(cand, index, tree)
+        if isinstance(binding, Binding):
+            public = binding.qualify(cand.dotted)
+            if public is not None:
+                resolved[id(cand.node)] = public
+    call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[], keywords=[])
+    sets = Conditions(tree, resolved).sets(call, [tree])
+    return None if sets == (ALL, ALL) else sets
+
+
+# ---------------------------------------------------------------- where modules are
+
+
+def project_root(path: Path) -> Path | None:
+    """The folder of the nearest pyproject.toml above ``path`` (None: there is none)."""
+    for folder in path.parents:
+        if (folder / "pyproject.toml").is_file():
+            return folder
+    return None
+
+
+def import_root(path: Path) -> tuple[Path, str]:
+    """The folder a module file is imported from, and its dotted name there."""
+    parts = [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        parts.append(folder.name)
+        folder = folder.parent
+    return folder, ".".join(reversed(parts))
+
+
+def import_roots(path: Path) -> list[Path]:
+    """Where absolute imports of the file at ``path`` find the project's modules, nearest first."""
+    roots = [import_root(path)[0]]
+    project = project_root(path)
+    if project is not None:
+        roots += [r for r in (project, project / "src") if r not in roots]
+    return roots
+
+
+def module_file(path: Path, module: str, level: int) -> Path | None:
+    """The project file ``from <level dots><module> import ...`` in the file at ``path`` reads."""
+    if level:
+        base = path.parent
+        for _ in range(level - 1):
+            base = base.parent
+        bases = [base]
+    else:
+        bases = import_roots(path)
+    rel = Path(*module.split(".")) if module else Path()
+    for base in bases:
+        for candidate in (base / rel.with_suffix(".py") if module else None, base / rel / "__init__.py"):
+            if candidate is not None and candidate.is_file():
+                return candidate
+    return None
+
+
+@dataclass(frozen=True)
+class _Read:
+    stamp: tuple[int, int]
+    sets: Sets | None
+
+
+#: (file, function) -> what its last read version said
+_READ: dict[tuple[Path, str], _Read] = {}
+
+#: files larger than this are not read for predicates
+_MAX_BYTES = 2 * 1024 * 1024
+
+
+def file_predicate(path: Path, name: str) -> Sets | None:
+    """``predicate_sets`` of the function ``name`` in the file at ``path`` (cached on its stamp)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    stamp = (st.st_mtime_ns, st.st_size)
+    hit = _READ.get((path, name))
+    if hit is None or hit.stamp != stamp:
+        sets: Sets | None = None
+        try:
+            data = path.read_bytes() if st.st_size <= _MAX_BYTES else b""
+        except OSError:
+            data = b""
+        if f"def {name}".encode() in data:  # most files never spell it: no decoding, no parse
+            try:
+                sets = predicate_sets(data.decode("utf-8"), name)
+            except UnicodeDecodeError:
+                sets = None
+        hit = _READ[(path, name)] = _Read(stamp, sets)
+    return hit.sets
+
+
+def imported_predicate(path: str | None, stmt: ast.ImportFrom, name: str) -> Sets | None:
+    """Where the function ``stmt`` imports as ``name`` is true and false, when a project file defines it."""
+    if not path:
+        return None
+    alias = next((a for a in stmt.names if (a.asname or a.name) == name), None)
+    if alias is None:
+        return None
+    here = Path(path).resolve()
+    found = module_file(here, stmt.module or "", stmt.level)
+    if found is None or found == here:
+        return None
+    return file_predicate(found, alias.name)
