@@ -17,6 +17,22 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CheckFn = Callable[..., Analysis]
 
+#: the jax releases scripts/test.sh installs, each in .jax-venvs/jax-<version> on the Python
+#: whose `pip install jax` would not give it (0.10.2 is what it gives Python 3.11)
+JAX_VENVS = {"0.7.0": "3.11", "0.8.2": "3.12", "0.9.1": "3.12", "0.10.2": "3.11", "0.12.0.1": "3.13"}
+#: the releases the catalog must be verified against: a missing one fails under CI (CI=true)
+REQUIRED_JAX = {("0.7.0", "3.11"), ("0.10.2", "3.11"), ("0.12.0.1", "3.13")}
+
+
+def jax_venv(version: str) -> str:
+    """The interpreter of scripts/test.sh's venv for this jax release; missing: a skip, or under CI a failure."""
+    python = ROOT / ".jax-venvs" / f"jax-{version}" / "bin" / "python"
+    if not python.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{python} is missing: scripts/test.sh installs it")
+        pytest.skip(f"jax {version} venv not installed (scripts/test.sh installs it)")
+    return str(python)
+
 
 def make_engine(targets: tuple[str, ...] = ("cpu",), python: str | None = None, **layer: object) -> Engine:
     settings = resolve(Layer(target_backends=targets, **layer))  # type: ignore[arg-type]

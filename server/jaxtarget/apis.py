@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .platforms import PLATFORMS, Version, parse_version, set_text
+from .platforms import PLATFORMS, Version, ordered, parse_version, set_text
 
 
 @dataclass(frozen=True)
@@ -205,6 +205,8 @@ class Api:
     lowers_on: tuple[Lowering, ...]
     error: str
     public_since: str | None = None
+    #: the first JAX version without the API (or the argument, value or class its condition names)
+    removed_in: str | None = None
     condition: Condition | None = None
     probe: ProbeCase | None = None
     note: str = ""
@@ -232,43 +234,80 @@ class Api:
         return frozenset(low.platform for low in self.lowers_on if low.holds(jax_version))
 
     def exists(self, jax_version: Version | None) -> bool:
-        """Whether the API is public in the given JAX version (None: assume so)."""
-        return jax_version is None or not self.public_since or jax_version >= parse_version(self.public_since)
+        """Whether the API (with what its condition names) is in the given JAX version (None: assume so)."""
+        if jax_version is None:
+            return True
+        if self.public_since and jax_version < parse_version(self.public_since):
+            return False
+        return not self.removed_in or jax_version < parse_version(self.removed_in)
+
+    def existence_text(self) -> str:
+        """``public from 0.10.0``, ``removed in 0.7.2``, or both (empty: every version)."""
+        parts = ([f"public from {self.public_since}"] if self.public_since else []) + (
+            [f"removed in {self.removed_in}"] if self.removed_in else []
+        )
+        return ", ".join(parts)
+
+    def absent_text(self, jax_version: Version) -> str:
+        """``not in jax 0.9.1 (public from 0.10.0)``"""
+        have = ".".join(map(str, jax_version))
+        return f"not in jax {have} ({self.existence_text()})"
 
     def lowers_text(self, jax_version: Version | None) -> str:
         return set_text(self.platforms(jax_version))
 
     def version_note(self, failing: frozenset[str], jax_version: Version | None) -> str:
-        """What another JAX version changes for the ``failing`` platforms (empty: nothing).
+        """What a later JAX version changes for the ``failing`` platforms (empty: nothing): the
+        first release lowering each of them, so that the upgrade fixing all of them is named.
 
-        ``lowers on cpu, tpu from jax 0.11.0; you have 0.10.2``
+        ``lowers on rocm from jax 0.8.2 and on cpu, tpu from jax 0.11.0; you have 0.7.0``
         """
         if jax_version is None:
             return ""
-        later: dict[str, list[str]] = {}
+        first: dict[str, str] = {}
         for low in self.lowers_on:
             if low.platform in failing and low.since and jax_version < parse_version(low.since):
-                later.setdefault(low.since, []).append(low.platform)
-        if not later:
+                known = first.get(low.platform)
+                if known is None or parse_version(low.since) < parse_version(known):
+                    first[low.platform] = low.since
+        if not first:
             return ""
+        by_version: dict[str, list[str]] = {}
+        for platform in ordered(first):
+            by_version.setdefault(first[platform], []).append(platform)
+        spans = [
+            f"on {', '.join(names)} from jax {since}"
+            for since, names in sorted(by_version.items(), key=lambda item: parse_version(item[0]))
+        ]
         have = ".".join(map(str, jax_version))
-        first = min(later, key=parse_version)
-        return f"lowers on {', '.join(sorted(set(later[first])))} from jax {first}; you have {have}"
+        return f"lowers {' and '.join(spans)}; you have {have}"
 
     @property
     def depends_on_version(self) -> bool:
         """Whether any fact about this API is bounded by a JAX version."""
-        return bool(self.public_since) or any(low.span_text for low in self.lowers_on)
+        return bool(self.public_since or self.removed_in) or any(low.span_text for low in self.lowers_on)
 
     def versions_text(self) -> str:
-        """GPU (cuda, rocm) (rocm from 0.8.2), public from jax 0.7.0"""
+        """GPU (cuda, rocm) (rocm from 0.8.2), public from jax 0.7.0
+
+        An API no platform lowers in the newest release says since when: ``no platform from
+        jax 0.11.2 (cuda before 0.11.2; rocm before 0.9.1, from 0.10.0 before 0.11.2)``.
+        """
         spans: dict[str, list[str]] = {}
         for low in self.lowers_on:
             if low.span_text:
                 spans.setdefault(low.platform, []).append(low.span_text)
-        versions = "".join(f" ({p} {', '.join(t)})" for p, t in spans.items())
+        now = self.lowers_text(None)
+        ends = [low.until for low in self.lowers_on if low.until]
+        each = [f"{p} {', '.join(t)}" for p, t in spans.items()]
+        if not self.platforms(None) and ends:
+            now = f"no platform from jax {max(ends, key=parse_version)}"
+            versions = f" ({'; '.join(each)})"
+        else:
+            versions = "".join(f" ({t})" for t in each)
         public = f", public from jax {self.public_since}" if self.public_since else ""
-        return f"{self.lowers_text(None)}{versions}{public}"
+        removed = f", removed in jax {self.removed_in}" if self.removed_in else ""
+        return f"{now}{versions}{public}{removed}"
 
     def support_text(self, verb: str = "") -> str:
         """`jax.lax.psend`: lowers on GPU (cuda, rocm) (rocm from 0.8.2), public from jax 0.7.0"""

@@ -314,6 +314,7 @@ def _probe(args: argparse.Namespace) -> int:
     from .probe import (
         Ask,
         ProbeError,
+        absent_entries,
         catalog_disagreements,
         execution_disagreements,
         format_disagreements,
@@ -356,7 +357,11 @@ def _probe(args: argparse.Namespace) -> int:
         ran, wrong, device = execution_disagreements(result) if args.run else (0, [], [])
         if args.format == "json":
             rows = [d.__dict__ for d in found]
-            report = {**result.data, "checked": checked, "disagreements": rows}
+            absent = [
+                {"api": api.key, "public_since": api.public_since, "removed_in": api.removed_in, "text": text}
+                for api, text in absent_entries(result)
+            ]
+            report = {**result.data, "checked": checked, "disagreements": rows, "absent": absent}
             if args.run:
                 report["run"] = {
                     "checked": ran,

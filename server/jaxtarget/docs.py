@@ -50,6 +50,23 @@ def _unverifiable(api: Api) -> str:
     return f" (not checked by `probe --all` from a CPU-only jaxlib: {api.probe.reason}; checked on a GPU)"
 
 
+#: how a rule whose facts depend on the jax version reads the user's jax (the rule pages)
+_VERSIONS = (
+    "### JAX versions\n"
+    "Verdicts follow the jax of the configured interpreter: a platform lowers an API only in "
+    "the releases listed above, and a message names the release that would lower it on each "
+    "failing target (`lowers on rocm from jax 0.8.2 and on cpu, tpu from jax 0.11.0; you "
+    "have 0.7.0`). A use of an API, or of the argument, value or class that limits it, which "
+    "that jax does not have (`tridiagonal_solve(..., perturb_singular=True)` before 0.10.0, "
+    "`pltpu.TPUCompilerParams` from 0.7.2) gets no platform verdict: the call fails on every "
+    "platform, so it is reported under this code with `is not in jax 0.9.1 (public from "
+    "0.10.0)`, without the backend guard fixes, unless a `try` around the call catches its "
+    "error (`TypeError`, `AttributeError`: a version fallback). Hover says the same in place of "
+    "the support table. With no "
+    "jax found, the newest release is assumed.\n"
+)
+
+
 def render_rule(rule: Rule) -> str:
     apis = "\n".join(f"- {a.support_text('lowers on ')}{_unverifiable(a)}" for a in rule.apis)
     fixes = "\n".join(f"- `{spec.kind}` ({_SAFETY[spec.applicability]}): {spec.doc}" for spec in rule.fixes)
@@ -59,6 +76,8 @@ def render_rule(rule: Rule) -> str:
         f"### Why is this bad?\n{rule.why}\n",
         f"### APIs\n{apis}\n",
     ]
+    if any(a.depends_on_version for a in rule.apis):
+        parts.append(_VERSIONS)
     for example in rule.invalid:
         parts.append(f"### Example (targets: {_targets(example)})\n```python\n{example.source}```\n")
         if example.fixed is not None:

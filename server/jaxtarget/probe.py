@@ -243,8 +243,14 @@ def format_summary(result: ProbeResult) -> str:
                 lines.append(f"  {p:<5} ✓ lowers")
             elif res.get("absent"):
                 api = APIS.get(case_id.split("=", 1)[0]) or APIS.get(str(res["absent"]))
-                since = f" (public from {api.public_since})" if api is not None and api.public_since else ""
-                lines.append(f"  {p:<5} - not in jax {d.get('jax')}{since}")
+                have = str(d.get("jax"))
+                known = api is not None and api.existence_text()
+                said = (
+                    api.absent_text(parse_version(have))
+                    if api is not None and known
+                    else f"not in jax {have}"
+                )
+                lines.append(f"  {p:<5} - {said}")
             elif res.get("ok") is None:
                 lines.append(f"  {p:<5} ? {res.get('skipped')}")
             else:
@@ -274,8 +280,10 @@ class Disagreement:
 def catalog_disagreements(result: ProbeResult) -> tuple[int, list[Disagreement]]:
     """How many (API, platform) facts the probe checked, and those the installed jax contradicts.
 
-    An API absent from this jax is no disagreement when the catalog says it is not public
-    yet; entries that cannot be cross-lowered here are not checked.
+    An API this jax lacks (``absent``) is no lowering fact; it disagrees when the catalog
+    says this jax has it, and an API it has disagrees when the catalog says it is not public
+    yet or removed (one row each, with no platform). Entries that cannot be cross-lowered
+    here are not checked.
     """
     version = parse_version(result.jax_version or "")
     checked = 0
@@ -283,6 +291,18 @@ def catalog_disagreements(result: ProbeResult) -> tuple[int, list[Disagreement]]
     for case_id, api, _ in catalog_cases():
         entry = result.data.get("cases", {}).get(case_id)
         if api.probe is None or not api.probe.verifiable or not isinstance(entry, dict):
+            continue
+        absent = any(isinstance(got, dict) and got.get("absent") for got in entry.values())
+        if absent != (not api.exists(version)):
+            have = result.jax_version
+            said = (
+                f"not in this jax; the catalog says it is in jax {have}"
+                if absent
+                else f"in this jax; the catalog says it is {api.absent_text(version)}"
+            )
+            out.append(Disagreement(case_id, "", not absent, said))
+            continue
+        if absent:
             continue
         expected = api.platforms(version)
         for platform in PLATFORMS:
@@ -293,13 +313,17 @@ def catalog_disagreements(result: ProbeResult) -> tuple[int, list[Disagreement]]
                 # an artifact of cross-lowering from a CPU-only jaxlib: no verdict
                 continue
             checked += 1
-            if got.get("absent"):
-                if api.exists(version):
-                    out.append(Disagreement(case_id, platform, platform in expected, "not in this jax"))
-                continue
             if bool(got.get("ok")) != (platform in expected):
                 out.append(Disagreement(case_id, platform, platform in expected, said))
     return checked, out
+
+
+def absent_entries(result: ProbeResult) -> list[tuple[Api, str]]:
+    """The catalog entries this jax lacks, as the catalog says (``not in jax 0.7.0 (public from 0.8.0)``)."""
+    version = parse_version(result.jax_version or "")
+    if not result.jax_version:
+        return []
+    return [(api, api.absent_text(version)) for api in APIS.values() if not api.exists(version)]
 
 
 def local_platform(data: dict[str, Any]) -> str | None:
@@ -358,14 +382,19 @@ def format_execution(
 
 def format_disagreements(result: ProbeResult, checked: int, found: list[Disagreement]) -> str:
     head = f"jax {result.jax_version} ({result.python}): {checked} catalog facts cross-lowered"
-    if not found:
-        return f"{head}, all agree"
-    lines = [f"{head}, {len(found)} disagree:"]
+    lines = [f"{head}, all agree" if not found else f"{head}, {len(found)} disagree:"]
     for d in found:
+        if not d.platform:  # whether the API is in this jax at all
+            lines.append(f"  {d.qualname}: {d.error}")
+            continue
         says = "lowers" if d.catalog else "does not lower"
         lines.append(
             f"  {d.qualname} on {d.platform}: the catalog says it {says}; jax: {d.error or 'it lowers'}"
         )
+    absent = absent_entries(result)
+    if absent:
+        lines.append(f"{len(absent)} catalog entries are not in this jax (no verdict):")
+        lines.extend(f"  {api.key}: {text}" for api, text in absent)
     return "\n".join(lines)
 
 

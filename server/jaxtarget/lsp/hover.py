@@ -26,17 +26,27 @@ def verdict(api: Api, engine: Engine, ref: Reference) -> str:
 
 def hover_markdown(engine: Engine, ref: Reference, analysis: Analysis, probe: ProbeResult | None) -> str:
     """``probe``: the last probe the user ran with this interpreter, if any."""
-    api = entry_at(analysis.module, ref) if analysis.module is not None else ENTRIES[ref.qualname][0]
+    module = analysis.module
+    api = entry_at(module, ref, engine.version) if module is not None else ENTRIES[ref.qualname][0]
     signature, doc = engine.environment.resolver.describe(api.qualname)
-    parts = [verdict(api, engine, ref), f"```python\n{signature or api.qualname}\n```"]
+    cond = f" {api.condition.text}" if api.condition else ""
+    lowers = api.platforms(engine.version)
+    jax_version = engine.environment.jax_version or "unknown"
+    present = engine.version is None or api.exists(engine.version)
+    if engine.version is not None and not present:
+        # no platform runs what this jax lacks: no support table, and the version that has it
+        absent = api.absent_text(engine.version)
+        head = f"**✗ `{api.display}`{cond} is {absent}**: the call fails on every platform"
+    else:
+        head = verdict(api, engine, ref)
+    parts = [head, f"```python\n{signature or api.qualname}\n```"]
     if doc:
         parts.append(doc.strip().split("\n\n")[0].strip())
-    lowers = api.platforms(engine.version)
-    cond = f" {api.condition.text}" if api.condition else ""
-    jax_version = engine.environment.jax_version or "unknown"
-    parts.append(f"**Backend support** (`{api.qualname}`{cond}, jax {jax_version}):\n\n{marks_table(lowers)}")
+    if present:
+        table = marks_table(lowers)
+        parts.append(f"**Backend support** (`{api.qualname}`{cond}, jax {jax_version}):\n\n{table}")
     reach = engine.targets if ref.allowed is None else engine.targets & ref.allowed
-    note = api.version_note(frozenset(reach - lowers), engine.version)
+    note = api.version_note(frozenset(reach - lowers), engine.version) if present else ""
     if note or api.depends_on_version:
         advice = f". {note[0].upper()}{note[1:]}." if note else ""
         parts.append(f"**By jax version:** {api.versions_text()}{advice}")

@@ -72,6 +72,23 @@ class CheckContext:
         # a re-export runs where its importers call it
         return failing if not failing or not self.module.reexported(ref) else frozenset()
 
+    def absent(self, ref: Reference, api: Api) -> frozenset[str]:
+        """Reachable targets on which a use of ``api``, absent from this JAX, would run: all of them.
+
+        The call raises (``AttributeError``, ``TypeError``) when it is made, whatever the
+        platform: a ``try`` catching that is a version fallback.
+        """
+        if ref.inspected or ref.expects_error or ref.absence_caught:
+            return frozenset()
+        reachable = self.reachable(ref)
+        if not reachable or self.module.reexported(ref):
+            return frozenset()
+        if ref.pinned is not None:
+            return ref.pinned
+        if api.condition is not None:
+            reachable &= condition_platforms(self.module, ref, api.condition)
+        return reachable
+
 
 @dataclass
 class Violation:
@@ -84,6 +101,8 @@ class Violation:
     #: references whose statements belong with this one (a guard takes them along)
     companions: tuple[Reference, ...] = ()
     related: tuple[tuple[Span, str], ...] = ()
+    #: the API (or what its condition names) is not in the checked JAX: it fails everywhere
+    absent: bool = False
 
 
 FixBuilder = Callable[[FixContext, Violation], Fix | None]
@@ -134,8 +153,14 @@ class Rule:
         raise NotImplementedError
 
     def render(self, v: Violation, version: Version | None) -> str:
-        """The finding's message, from the rule's template."""
+        """The finding's message, from the rule's template (for an absent API: what it is absent from)."""
         api = v.api
+        if v.absent and version is not None:
+            condition = f" {api.condition.text}" if api.condition else ""
+            return (
+                f"`{api.display}`{condition} is {api.absent_text(version)}; "
+                f"the call fails on every platform ({targets_text(v.failing)} here)"
+            )
         message = self.message.format(
             api=api.display,
             lowers=api.lowers_text(version),
@@ -171,6 +196,15 @@ class Rule:
         for ref, api in self.references(ctx):
             holding.setdefault(id(ref), []).append((ref, api))
         for entries in holding.values():
+            # an entry this JAX does not have (tridiagonal_solve's perturb_singular before
+            # 0.10.0): the call fails on every platform, which says more than any lowering
+            missing = [(ref, api) for ref, api in entries if not api.exists(ctx.version)]
+            if missing:
+                ref, api = missing[0]
+                everywhere = ctx.absent(ref, api)
+                if everywhere:
+                    yield Violation(self, ref, api, everywhere, absent=True)
+                continue
             best: Violation | None = None
             for ref, api in entries:
                 if any(_refines(other, api) for _, other in entries):
@@ -199,11 +233,12 @@ def _refines(narrow: Api, broad: Api) -> bool:
 
 
 def _guard(ctx: FixContext, v: Violation) -> Fix | None:
-    return guard_fix(ctx, v.rule.code, v)
+    # no backend runs an API the installed JAX lacks: guarding by backend fixes nothing
+    return None if v.absent else guard_fix(ctx, v.rule.code, v)
 
 
 def _skip_test(ctx: FixContext, v: Violation) -> Fix | None:
-    return skip_test_fix(ctx, v.rule.code, v)
+    return None if v.absent else skip_test_fix(ctx, v.rule.code, v)
 
 
 def _suppress(ctx: FixContext, v: Violation) -> Fix | None:

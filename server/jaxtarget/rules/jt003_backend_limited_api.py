@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .base import GUARD, SKIP_TEST, SUPPRESS, CheckContext, Example, Rule, Violation
-from .jt003_catalog import ENTRIES, with_primitives
+from .jt003_catalog import ENTRIES, PRIVATE, with_primitives
 from .jt003_conditional import ALGORITHMS, EXPERIMENTAL, PRESETS
 
-APIS = with_primitives((*ENTRIES, *PRESETS, *ALGORITHMS, *EXPERIMENTAL))
+APIS = with_primitives((*ENTRIES, *PRESETS, *ALGORITHMS, *EXPERIMENTAL, *PRIVATE))
 
 _EIG = "import jax.numpy as jnp\n\nw, v = jnp.linalg.eig(a)\n"
 _EIG_FIXED = """\

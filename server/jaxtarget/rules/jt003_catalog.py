@@ -44,6 +44,7 @@ def limited(
     trace_time: bool = False,
     public_since: str | None = None,
     error: str = "",
+    removed_in: str | None = None,
 ) -> Api:
     return Api(
         qualname,
@@ -51,6 +52,7 @@ def limited(
         lowers_on,
         error or MISSING_RULE,
         public_since=public_since,
+        removed_in=removed_in,
         condition=condition,
         probe=probe,
         trace_time=trace_time,
@@ -251,6 +253,53 @@ _CONDITIONED_PRIMITIVES = {
     'jax.nn.dot_product_attention[with implementation="cudnn"]': _PRIMITIVES["jax.nn.dot_product_attention"],
     "jax.numpy.poly[of a 2-D array]": ("eig",),
 }
+
+
+_SCALED_STABLEHLO = "jax._src.cudnn.scaled_matmul_stablehlo"
+
+#: the private cuDNN entry points real code calls directly
+PRIVATE: tuple[Api, ...] = (
+    limited(
+        f"{_SCALED_STABLEHLO}.scaled_matmul_wrapper",
+        "scaled_matmul_stablehlo.scaled_matmul_wrapper",
+        BLOCK_SCALED,
+        ProbeCase(
+            "from jax._src.cudnn import scaled_matmul_stablehlo as s\n"
+            "f = jax.jit(s.scaled_matmul_wrapper)\n"
+            "args = (jax.ShapeDtypeStruct((1, 128, 64), jnp.float8_e4m3fn),\n"
+            "        jax.ShapeDtypeStruct((1, 128, 64), jnp.float8_e4m3fn),\n"
+            "        jax.ShapeDtypeStruct((1, 128, 2), jnp.float8_e8m0fnu),\n"
+            "        jax.ShapeDtypeStruct((1, 128, 2), jnp.float8_e8m0fnu))\n"
+        ),
+    ),
+    limited(
+        f"{_SCALED_STABLEHLO}.scaled_dot_general_wrapper",
+        "scaled_matmul_stablehlo.scaled_dot_general_wrapper",
+        BLOCK_SCALED,
+        ProbeCase(
+            "from jax._src.cudnn import scaled_matmul_stablehlo as s\n"
+            'cfg = jax.nn.get_scaled_dot_general_config("mxfp8")\n'
+            "f = jax.jit(lambda a, b: s.scaled_dot_general_wrapper(\n"
+            "    a, b, (((2,), (2,)), ((0,), (0,))), configs=[cfg, cfg, cfg]))\n"
+            "args = (jax.ShapeDtypeStruct((1, 128, 64), jnp.bfloat16),\n"
+            "        jax.ShapeDtypeStruct((1, 128, 64), jnp.bfloat16))\n"
+        ),
+    ),
+    limited(
+        "jax._src.cudnn.fused_attention_stablehlo.dot_product_attention",
+        "fused_attention_stablehlo.dot_product_attention",
+        (Lowering("cuda"),),
+        ProbeCase(
+            "from jax._src.cudnn import fused_attention_stablehlo as fa\n"
+            "f = jax.jit(lambda q, k, v: fa.dot_product_attention(q, k, v))\n"
+            "args = tuple(jax.ShapeDtypeStruct((1, 8, 2, 16), jnp.bfloat16) for _ in range(3))\n",
+            verifiable=False,
+            reason="the cuDNN attention fails at trace time on a machine without cuDNN",
+        ),
+        trace_time=True,
+        error="RuntimeError: cuDNN is not detected.",
+    ),
+)
 
 
 def with_primitives(entries: tuple[Api, ...]) -> tuple[Api, ...]:

@@ -1,5 +1,5 @@
 """JT003's entries whose limit depends on an argument: dot-algorithm presets, decomposition
-algorithms, Pallas without interpret mode, and experimental and private entry points.
+algorithms, Pallas without interpret mode, and experimental entry points.
 
 Measured like jt003_catalog.py's; where a limit cannot be cross-lowered from a CPU-only
 jaxlib the probe says so (``verifiable=False`` or ``artifacts``).
@@ -21,7 +21,7 @@ from ..apis import (
     Value,
     square_probe,
 )
-from .jt003_catalog import BLOCK_SCALED, limited
+from .jt003_catalog import limited
 
 # ---------------------------------------------------------------- dot-algorithm presets
 
@@ -329,15 +329,17 @@ _PALLAS_ARTIFACTS = (
 )
 _PALLAS_CPU = "ValueError: Only interpret mode is supported on CPU backend."
 _MOSAIC_GPU_PARAMS = ("jax.experimental.pallas.mosaic_gpu.CompilerParams",)
-_TPU_PARAMS = ("jax.experimental.pallas.tpu.CompilerParams", "jax.experimental.pallas.tpu.TPUCompilerParams")
-_TRITON_PARAMS = (
-    "jax.experimental.pallas.triton.CompilerParams",
-    "jax.experimental.pallas.triton.TritonCompilerParams",
-)
+_TPU_PARAMS = ("jax.experimental.pallas.tpu.CompilerParams",)
+_TRITON_PARAMS = ("jax.experimental.pallas.triton.CompilerParams",)
 
 
 def _pallas(
-    text: str, lowers_on: tuple[Lowering, ...], extra: str, params: tuple[str, ...], setup: str = ""
+    text: str,
+    lowers_on: tuple[Lowering, ...],
+    extra: str,
+    params: tuple[str, ...],
+    setup: str = "",
+    removed_in: str | None = None,
 ) -> Api:
     condition: Condition = _NOT_INTERPRETED
     if params:
@@ -348,10 +350,16 @@ def _pallas(
         errors=("ValueError", "AssertionError"),
         artifacts=_PALLAS_ARTIFACTS,
     )
-    return limited(_PALLAS, "pallas_call", lowers_on, probe, condition=condition, error=_PALLAS_CPU)
+    return limited(
+        _PALLAS,
+        "pallas_call",
+        lowers_on,
+        probe,
+        condition=condition,
+        error=_PALLAS_CPU,
+        removed_in=removed_in,
+    )
 
-
-_SCALED_STABLEHLO = "jax._src.cudnn.scaled_matmul_stablehlo"
 
 EXPERIMENTAL: tuple[Api, ...] = (
     _pallas(
@@ -373,6 +381,14 @@ EXPERIMENTAL: tuple[Api, ...] = (
         _TPU_PARAMS,
         "from jax.experimental.pallas import tpu as pltpu\n",
     ),
+    _pallas(
+        "with pltpu.TPUCompilerParams, without interpret=True",
+        (Lowering("cuda", until="0.8.2"), Lowering("rocm", until="0.8.2"), Lowering("tpu")),
+        ", compiler_params=pltpu.TPUCompilerParams()",
+        ("jax.experimental.pallas.tpu.TPUCompilerParams",),  # the deprecated name, gone in 0.7.2
+        "from jax.experimental.pallas import tpu as pltpu\n",
+        removed_in="0.7.2",
+    ),
     # Mosaic GPU kernels through pallas_call: ROCm refused in 0.9.1-0.9.x (before the
     # registered rule of 0.10.0 skipped the check), the rule gone in 0.11.2 (plgpu.kernel)
     _pallas(
@@ -393,6 +409,14 @@ EXPERIMENTAL: tuple[Api, ...] = (
         ", compiler_params=plgpu.CompilerParams(num_warps=4)",
         _TRITON_PARAMS,
         "from jax.experimental.pallas import triton as plgpu\n",
+    ),
+    _pallas(
+        "with plgpu.TritonCompilerParams, without interpret=True",
+        (Lowering("cuda"), Lowering("rocm"), Lowering("tpu", until="0.8.2")),
+        ", compiler_params=plgpu.TritonCompilerParams(num_warps=4)",
+        ("jax.experimental.pallas.triton.TritonCompilerParams",),
+        "from jax.experimental.pallas import triton as plgpu\n",
+        removed_in="0.7.2",
     ),
     limited(
         "jax.experimental.buffer_callback.buffer_callback",
@@ -439,45 +463,5 @@ EXPERIMENTAL: tuple[Api, ...] = (
             "of a 2-D array",
             position=0,
         ),
-    ),
-    limited(
-        f"{_SCALED_STABLEHLO}.scaled_matmul_wrapper",
-        "scaled_matmul_stablehlo.scaled_matmul_wrapper",
-        BLOCK_SCALED,
-        ProbeCase(
-            "from jax._src.cudnn import scaled_matmul_stablehlo as s\n"
-            "f = jax.jit(s.scaled_matmul_wrapper)\n"
-            "args = (jax.ShapeDtypeStruct((1, 128, 64), jnp.float8_e4m3fn),\n"
-            "        jax.ShapeDtypeStruct((1, 128, 64), jnp.float8_e4m3fn),\n"
-            "        jax.ShapeDtypeStruct((1, 128, 2), jnp.float8_e8m0fnu),\n"
-            "        jax.ShapeDtypeStruct((1, 128, 2), jnp.float8_e8m0fnu))\n"
-        ),
-    ),
-    limited(
-        f"{_SCALED_STABLEHLO}.scaled_dot_general_wrapper",
-        "scaled_matmul_stablehlo.scaled_dot_general_wrapper",
-        BLOCK_SCALED,
-        ProbeCase(
-            "from jax._src.cudnn import scaled_matmul_stablehlo as s\n"
-            'cfg = jax.nn.get_scaled_dot_general_config("mxfp8")\n'
-            "f = jax.jit(lambda a, b: s.scaled_dot_general_wrapper(\n"
-            "    a, b, (((2,), (2,)), ((0,), (0,))), configs=[cfg, cfg, cfg]))\n"
-            "args = (jax.ShapeDtypeStruct((1, 128, 64), jnp.bfloat16),\n"
-            "        jax.ShapeDtypeStruct((1, 128, 64), jnp.bfloat16))\n"
-        ),
-    ),
-    limited(
-        "jax._src.cudnn.fused_attention_stablehlo.dot_product_attention",
-        "fused_attention_stablehlo.dot_product_attention",
-        (Lowering("cuda"),),
-        ProbeCase(
-            "from jax._src.cudnn import fused_attention_stablehlo as fa\n"
-            "f = jax.jit(lambda q, k, v: fa.dot_product_attention(q, k, v))\n"
-            "args = tuple(jax.ShapeDtypeStruct((1, 8, 2, 16), jnp.bfloat16) for _ in range(3))\n",
-            verifiable=False,
-            reason="the cuDNN attention fails at trace time on a machine without cuDNN",
-        ),
-        trace_time=True,
-        error="RuntimeError: cuDNN is not detected.",
     ),
 )

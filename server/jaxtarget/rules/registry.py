@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..apis import Api, ProbeCase
+from ..platforms import Version
 from ..semantics.conditions import GUARD_NAMES
 from ..semantics.module import Module, Reference, Wanted
 from ..semantics.uses import USE_NAMES
@@ -54,12 +55,15 @@ def rules_for_api(qualname: str) -> list[Rule]:
     return [rule for rule in RULES if any(api.qualname == qualname for api in rule.apis)]
 
 
-def entry_at(module: Module, ref: Reference) -> Api:
-    """The catalog entry that describes a use: among those whose condition holds there, the
-    one lowering on the fewest platforms (an unconditioned entry, or the first, when none does)."""
+def entry_at(module: Module, ref: Reference, version: Version | None = None) -> Api:
+    """The catalog entry that describes a use: among those whose condition holds there, one
+    ``version`` of JAX lacks (its use fails everywhere), else the one lowering on the fewest
+    platforms (an unconditioned entry, or the first, when none holds)."""
     entries = ENTRIES[ref.qualname]
     holding = [a for a in entries if a.condition is None or condition_platforms(module, ref, a.condition)]
-    return min(holding, key=lambda a: len(a.platforms(None))) if holding else entries[0]
+    if not holding:
+        return entries[0]
+    return min(holding, key=lambda a: (a.exists(version), len(a.platforms(None))))
 
 
 def rule_for_name(text: str) -> Rule | None:

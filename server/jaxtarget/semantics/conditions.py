@@ -98,6 +98,8 @@ SETUP_WORDS: tuple[str, ...] = (
 LOWERING_CATCHERS = frozenset({"NotImplementedError", "RuntimeError", "Exception", "BaseException"})
 #: what a handler must catch to see a trace-time capability error (``RuntimeError``)
 TRACE_CATCHERS = frozenset({"RuntimeError", "Exception", "BaseException"})
+#: what a handler must catch to see the use of an API the installed jax lacks
+ABSENCE_CATCHERS = frozenset({"TypeError", "AttributeError", "ImportError", "Exception", "BaseException"})
 
 Allowed = frozenset[str] | None
 Sets = tuple[frozenset[str], frozenset[str]]

@@ -3,7 +3,9 @@
 - ``caught``: inside a ``try`` whose handler catches a trace-time error (and does not
   re-raise), also a lambda jitted into a local variable only called inside one;
 - ``compiled_caught``: compiled right there (``jax.jit(api)(...)``) inside a ``try`` that
-  catches the lowering error.
+  catches the lowering error;
+- ``absence_caught``: inside a ``try`` that catches what using an API the installed jax
+  lacks raises (``TypeError`` for a keyword, ``AttributeError`` for a name): a version fallback.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import ast
 import itertools
 from collections.abc import Sequence
 
-from .conditions import LOWERING_CATCHERS, TRACE_CATCHERS, catches
+from .conditions import ABSENCE_CATCHERS, LOWERING_CATCHERS, TRACE_CATCHERS, catches
 from .guards import Guards
 from .uses import JIT, assigned_name, local_loads
 
@@ -38,6 +40,11 @@ def caught(ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
                 for load, above in loads or []
             )
     return False
+
+
+def absence_caught(ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
+    """Inside a ``try`` body whose handler catches a missing keyword or name (and does not re-raise)."""
+    return _in_catching_try([*ancestors, node], ABSENCE_CATCHERS)
 
 
 def _in_catching_try(chain: Sequence[ast.AST], kinds: frozenset[str] = TRACE_CATCHERS) -> bool:

@@ -70,6 +70,8 @@ class Reference:
     caught: bool = False
     #: compiled right there inside a ``try`` whose handler catches the lowering error
     compiled_caught: bool = False
+    #: inside a ``try`` whose handler catches what calling an absent API raises (a version fallback)
+    absence_caught: bool = False
     #: traced but never lowered (``jax.make_jaxpr``, ``jax.eval_shape``)
     traced_only: bool = False
     #: the platforms whose ``lax.platform_dependent`` branch holds it (lowering errors only)
@@ -456,6 +458,7 @@ def _references(
                 expects_error=guards.expects_error(c.ancestors),
                 caught=handled.caught(c.ancestors, c.node),
                 compiled_caught=handled.compiled_caught(guards, c.ancestors, c.node),
+                absence_caught=handled.absence_caught(c.ancestors, c.node),
                 traced_only=uses.traced_only(guards, c.ancestors, c.node),
                 branch=uses.branch(guards, c.ancestors, c.node),
                 keywords=uses.keywords(guards, c.ancestors, c.node),
