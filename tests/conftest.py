@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import venv
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,10 @@ from jaxtarget.engine import Analysis, Engine
 from jaxtarget.environment import load_environment
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# this run's own resolved-name store (semantics/name_store.py), inherited by the servers and
+# CLIs the tests start: no test reads answers another run, or the user's editor, left behind
+os.environ["JAXTARGET_CACHE_HOME"] = tempfile.mkdtemp(prefix="jaxtarget-test-cache-")
 
 CheckFn = Callable[..., Analysis]
 

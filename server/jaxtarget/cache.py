@@ -18,39 +18,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from .files import write_atomically
+from .fingerprint import own_fingerprint
 from .formats import FileResult
 from .model import Finding, Span
 
 FOLDER = ".jaxtarget_cache"
 #: the layout of the entries; a new one starts an empty cache beside the old
 FORMAT = "v1"
-
-
-def _own_fingerprint() -> str:
-    """jaxtarget's version and its modules' sizes and times (a development checkout changes)."""
-    root = Path(__file__).parent
-    parts = [__version__, sys.version, _jedi_version()]
-    for path in sorted(root.rglob("*.py")):
-        try:
-            st = path.stat()
-        except OSError:
-            continue
-        parts.append(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
-
-
-def _jedi_version() -> str:
-    import jedi
-
-    return str(jedi.__version__)
 
 
 @dataclass(frozen=True)
@@ -71,7 +51,7 @@ def context_key(*parts: object) -> str:
     return hashlib.sha256(repr((_OWN, *parts)).encode()).hexdigest()
 
 
-_OWN = _own_fingerprint()
+_OWN = own_fingerprint()
 
 
 def _span(s: Span) -> list[int]:
@@ -173,7 +153,7 @@ class ResultCache:
         try:
             self._prepare()
             data = json.dumps({p: [e.key, e.result] for p, e in merged.items()}, separators=(",", ":"))
-            _write_atomically(self.file, data.encode("utf-8"))
+            write_atomically(self.file, data.encode("utf-8"))
         except OSError:
             return  # a read-only folder: no cache, the results stand
 
@@ -181,20 +161,9 @@ class ResultCache:
         self.file.parent.mkdir(parents=True, exist_ok=True)
         ignore = self.folder / ".gitignore"
         if not ignore.exists():
-            _write_atomically(ignore, b"# created by jaxtarget\n*\n")
+            write_atomically(ignore, b"# created by jaxtarget\n*\n")
 
 
 def _chain(*maps: dict[str, Entry]) -> Iterable[tuple[str, Entry]]:
     for m in maps:
         yield from m.items()
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

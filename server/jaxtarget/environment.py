@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .platforms import Version, parse_version
 from .semantics.jedi_resolver import JediResolver, create_environment
+from .semantics.name_store import NameStore
 from .semantics.resolver import Resolver, StaticResolver
 
 
@@ -174,7 +175,7 @@ def load_environment(python: str | None, base: Path | None = None) -> Environmen
         if jax is None:
             resolver = StaticResolver(f"jax is not installed in {exe}; resolved from imports only")
         else:
-            resolver = JediResolver(env)
+            resolver = JediResolver(env, NameStore.for_environment(exe, sys_path, jax.version))
         result = Environment(exe, resolver, jax.version if jax else None, plugins)
         _ENVIRONMENTS[exe] = result
         return result

@@ -115,14 +115,20 @@ def decode_source_file(data: bytes) -> SourceFile:
 
 
 def write_source(path: Path, data: bytes) -> None:
-    """Replace the file's content at once (a temporary file renamed over it), keeping its mode;
-    through a symbolic link, the file it points to is replaced and the link kept."""
-    path = path.resolve()
+    """Replace the file's content at once, keeping its mode; through a symbolic link, the
+    file it points to is replaced and the link kept."""
+    write_atomically(path.resolve(), data, keep_mode=True)
+
+
+def write_atomically(path: Path, data: bytes, keep_mode: bool = False) -> None:
+    """Write ``path`` whole: a temporary file beside it, renamed over it (``os.replace``), so a
+    reader sees the old content or the new, never a part."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
-        shutil.copymode(path, tmp)
+        if keep_mode:
+            shutil.copymode(path, tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -1,7 +1,8 @@
 """jedi glue: resolve names against the JAX installed in the user's interpreter.
 
 The one module that talks to jedi. Answers are cached per environment (and per
-set of wanted names), so a warm check asks jedi nothing new.
+set of wanted names), so a warm check asks jedi nothing new, and kept on disk
+(name_store.py), so a later start asks jedi only what it never asked before.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import jedi
 import parso.cache
 
+from .name_store import NameStore
 from .resolver import Query, Spot
 
 
@@ -75,9 +77,11 @@ class JediResolver:
     exact = True
     reason = ""
 
-    def __init__(self, environment: jedi.api.environment.Environment) -> None:
+    def __init__(self, environment: jedi.api.environment.Environment, store: NameStore | None = None) -> None:
         self.environment = environment
+        self.store = store
         self._cache: dict[tuple[Query, frozenset[str]], str | None] = {}
+        self._jedi_raised = False  # in the batch being resolved: its answers are not stored
         self._lock = threading.Lock()
         self._definitions: dict[frozenset[str], dict[str, str]] = {}
 
@@ -92,19 +96,50 @@ class JediResolver:
             lines += names
             script = jedi.Script("\n".join(lines) + "\n", environment=self.environment)
             found = {}
+            raised = False
             for i, name in enumerate(names):
-                for d in _goto(script, first + i, len(name)):
+                definitions = _goto(script, first + i, len(name))
+                raised = raised or definitions is None
+                for d in definitions or []:
                     if d.full_name:
                         found.setdefault(d.full_name, name)
-            self._definitions[wanted] = found
+            if raised:
+                self._jedi_raised = True  # asked again next time, and nothing resolved with it is stored
+            else:
+                self._definitions[wanted] = found
         return found
 
     def resolve(self, queries: Sequence[Query], wanted: frozenset[str]) -> list[str | None]:
         with self._lock:
             missing = [q for q in dict.fromkeys(queries) if (q, wanted) not in self._cache]
+            if missing and self.store is not None:
+                missing = self._from_store(self.store, missing, wanted)
             if missing:
+                self._jedi_raised = False
                 self._resolve_batch(missing, wanted)
+                if self.store is not None and not self._jedi_raised:
+                    self._to_store(self.store, missing, wanted)
             return [self._cache[(q, wanted)] for q in queries]
+
+    def _from_store(self, store: NameStore, queries: list[Query], wanted: frozenset[str]) -> list[Query]:
+        """Answer what the store holds; the queries still to ask jedi."""
+        left = []
+        for q in queries:
+            key = store.key(q, wanted)
+            found, answer = store.lookup(key) if key is not None else (False, None)
+            if found:
+                self._cache[(q, wanted)] = answer
+            else:
+                left.append(q)
+        return left
+
+    def _to_store(self, store: NameStore, queries: list[Query], wanted: frozenset[str]) -> None:
+        new: dict[str, str | None] = {}
+        for q in queries:
+            key = store.key(q, wanted)
+            if key is not None:
+                new[key] = self._cache[(q, wanted)]
+        store.save(new)
 
     def _defs_for(
         self, found: Sequence[jedi.api.classes.Name], spelled: str, wanted: frozenset[str]
@@ -138,12 +173,19 @@ class JediResolver:
     def _run(self, src: str, spots: Sequence[tuple[Query, int, int]], wanted: frozenset[str]) -> None:
         script = jedi.Script(src, environment=self.environment)
         # every goto before any other Script is made: a new Script disturbs this one's answers
-        found = [(q, _goto(script, line, col)) for q, line, col in spots]
+        found = [(q, self._goto_noting(script, line, col)) for q, line, col in spots]
         for q, names in found:
             answer = _match(names, self._defs_for(names, q.dotted, wanted))
             if answer is None and not names:
                 answer = _not_installed(q, wanted)
             self._cache[(q, wanted)] = answer
+
+    def _goto_noting(self, script: jedi.Script, line: int, col: int) -> list[jedi.api.classes.Name]:
+        names = _goto(script, line, col)
+        if names is None:
+            self._jedi_raised = True
+            return []
+        return names
 
     def resolve_in_file(
         self, source: str, path: str | None, spots: Sequence[Spot], wanted: frozenset[str]
@@ -151,7 +193,7 @@ class JediResolver:
         """Full-file resolution for names whose binding the engine could not pin down."""
         with self._lock:
             script = jedi.Script(source, path=path, environment=self.environment)
-            found = [(s, _goto(script, s.line, s.col)) for s in spots]
+            found = [(s, _goto(script, s.line, s.col) or []) for s in spots]
             return [_match(names, self._defs_for(names, s.guess or "", wanted)) for s, names in found]
 
     def describe(self, qualname: str) -> tuple[str, str]:
@@ -172,11 +214,12 @@ class JediResolver:
         return "", ""
 
 
-def _goto(script: jedi.Script, line: int, col: int) -> list[jedi.api.classes.Name]:
+def _goto(script: jedi.Script, line: int, col: int) -> list[jedi.api.classes.Name] | None:
+    """What jedi's goto finds there, or None where jedi raised (odd code, a broken environment)."""
     try:
         return list(script.goto(line, col, follow_imports=True))
-    except Exception:  # jedi can fail on odd code; treat as unresolved
-        return []
+    except Exception:  # jedi can fail on odd code: unresolved, and not remembered
+        return None
 
 
 def _not_installed(q: Query, wanted: frozenset[str]) -> str | None:
