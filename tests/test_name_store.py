@@ -141,12 +141,28 @@ def test_a_second_check_run_gives_the_same_findings_from_the_store(tmp_path: Pat
     code = tmp_path / "send.py"
     code.write_text("from jax import lax\n\n\ndef f(x):\n    return lax.psend(x, 'i', [(0, 1)])\n")
     env = {"JAXTARGET_CACHE_HOME": str(tmp_path / "cache")}
-    first = run_cli("check", "--no-cache", "--target", "cpu", "--format", "json", str(code), env=env)
-    stores = list((tmp_path / "cache" / "names").glob("*.json"))
-    assert len(stores) == 1 and any(v == "jax.lax.psend" for v in json.loads(stores[0].read_text()).values())
-    before = stores[0].stat().st_mtime_ns
-    second = run_cli("check", "--no-cache", "--target", "cpu", "--format", "json", str(code), env=env)
+    args = ("check", "--target", "cpu", "--format", "json", str(code))
+    runs = []
+    for name in ("first", "second"):  # each in a folder of its own: no result cache to answer from
+        (tmp_path / name).mkdir()
+        runs.append(run_cli(*args, cwd=tmp_path / name, env=env))
+        if name == "first":
+            stores = list((tmp_path / "cache" / "names").glob("*.json"))
+            assert len(stores) == 1 and "jax.lax.psend" in json.loads(stores[0].read_text()).values()
+            before = stores[0].stat().st_mtime_ns
+    first, second = runs
     assert first.returncode == second.returncode == 1, (first.stderr, second.stderr)
     assert json.loads(first.stdout) == json.loads(second.stdout)
     assert "JT001" in first.stdout
     assert stores[0].stat().st_mtime_ns == before  # nothing new was asked of jedi
+
+
+def test_no_cache_neither_reads_nor_writes_the_store(tmp_path: Path) -> None:
+    code = tmp_path / "send.py"
+    code.write_text("from jax import lax\nlax.psend(1.0, 'i', [(0, 1)])\n")
+    names = tmp_path / "cache" / "names"
+    names.mkdir(parents=True)
+    env = {"JAXTARGET_CACHE_HOME": str(tmp_path / "cache")}
+    run = run_cli("check", "--no-cache", "--target", "cpu", str(code), cwd=tmp_path, env=env)
+    assert run.returncode == 1 and "JT001" in run.stdout, run.stderr
+    assert list(names.iterdir()) == []

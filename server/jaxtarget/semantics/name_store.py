@@ -14,7 +14,8 @@ not kept.
 The files live in ``$JAXTARGET_CACHE_HOME`` or, without it, ``$XDG_CACHE_HOME/jaxtarget``
 (``~/.cache/jaxtarget``), under ``names/``. Each is JSON, written whole to a temporary file
 renamed over the old one after merging what another process wrote meanwhile; a file that
-cannot be read or written leaves the store empty or unsaved, never an error.
+cannot be read or written leaves the store empty or unsaved, never an error. ``check
+--no-cache`` neither reads nor writes it.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from .resolver import Query
 
 #: the layout of the files; a new one starts afresh beside the old
 FORMAT = "n1"
+#: set (to anything) in the environment: neither read nor write the store (`check --no-cache`)
+NO_STORE = "JAXTARGET_NO_NAME_STORE"
 _SUFFIXES = (".py", ".pyi", ".so", ".pyd")
 _STDLIB_OR_PACKAGES = re.compile(r"site-packages|dist-packages|python3\.\d+|lib-dynload|Lib|DLLs")
 
@@ -81,6 +84,8 @@ class NameStore:
 
     @classmethod
     def for_environment(cls, executable: str, sys_path: Sequence[str], jax_version: str | None) -> NameStore:
+        if os.environ.get(NO_STORE):
+            return cls(None, frozenset())
         folders = _installed_folders(sys_path)
         parts = [FORMAT, own_fingerprint(), os.path.realpath(executable), str(jax_version)]
         modules: set[str] = set()
