@@ -26,10 +26,11 @@ PY="${PYTHON:-python3}"
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,dev]"
 
-# other jax releases the catalog is verified against (tests/test_catalog_lowering.py),
-# each in its own venv on the Python whose `pip install jax` would not give it, with
-# absl-py, which Mosaic GPU's Pallas module needs to import
-for spec in 0.7.0:3.11 0.8.2:3.12 0.9.1:3.12 0.12.0.1:3.13; do
+# the jax releases the catalog is verified against (tests/test_catalog_lowering.py), each
+# in its own venv, pinned whatever the suite's own Python gets (0.10.2 is what `pip install
+# jax` gives Python 3.11), with absl-py, which Mosaic GPU's Pallas module needs to import;
+# the list is tests/conftest.py's JAX_VENVS
+for spec in 0.7.0:3.11 0.8.2:3.12 0.9.1:3.12 0.10.2:3.11 0.12.0.1:3.13; do
   version="${spec%%:*}" minor="${spec##*:}" dir=".jax-venvs/jax-${spec%%:*}"
   if ! "$dir/bin/python" -c "import absl, jax, sys; sys.exit(jax.__version__ != '$version')" 2>/dev/null; then
     base="$(ls -d /root/.pyenv/versions/"$minor".*/bin/python 2>/dev/null | tail -n 1 || true)"

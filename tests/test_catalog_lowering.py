@@ -8,6 +8,7 @@ and the catalog must agree with it on every platform, API by API.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import re
@@ -36,16 +37,21 @@ from jaxtarget.probe import (
 )
 from jaxtarget.rules.registry import APIS
 
-from .conftest import ROOT, make_engine, probe_program, run_cli
+from .conftest import JAX_VENVS, REQUIRED_JAX, ROOT, jax_venv, make_engine, probe_program, run_cli
 
-#: the releases scripts/test.sh installs next to the suite's own (name: jax-<version>)
-EXTRA_JAX = ("jax-0.7.0", "jax-0.8.2", "jax-0.9.1", "jax-0.12.0.1")
+
+def _own_release() -> tuple[str, str]:
+    return importlib.metadata.version("jax"), f"{sys.version_info[0]}.{sys.version_info[1]}"
 
 
 def _interpreters() -> list[str]:
+    """The suite's own interpreter and each of scripts/test.sh's venvs (one holding the own
+    interpreter's jax on the same Python adds nothing and is left out)."""
     found = [sys.executable]
-    for name in EXTRA_JAX:
-        python = ROOT / ".jax-venvs" / name / "bin" / "python"
+    for version, minor in JAX_VENVS.items():
+        python = ROOT / ".jax-venvs" / f"jax-{version}" / "bin" / "python"
+        if (version, minor) == _own_release():
+            continue
         if python.exists():
             found.append(str(python))
         elif os.environ.get("CI"):
@@ -110,18 +116,22 @@ def test_every_release_gets_a_headline_verdict(python: str) -> None:
     assert "?" not in format_summary(result).split("psend+precv:", 1)[1].split("ppermute:", 1)[0]
 
 
+def test_the_required_releases_are_verified() -> None:
+    """jax 0.7.0 and 0.10.2 on Python 3.11 and 0.12.0.1 on Python 3.13 are among the
+    interpreters every test here runs with, whatever Python the suite itself has."""
+    probed = {
+        (lowered(p).jax_version, lowered(p).data["python"]["version"].rsplit(".", 1)[0]) for p in INTERPRETERS
+    }
+    missing = REQUIRED_JAX - probed
+    if missing and os.environ.get("CI"):
+        pytest.fail(f"not verified: {sorted(missing)} (scripts/test.sh installs them)")
+    if missing:
+        pytest.skip(f"not installed: {sorted(missing)} (scripts/test.sh installs them)")
+
+
 def test_psend_error_text_is_the_catalog_error() -> None:
     err = lowered(sys.executable).data["cases"]["jax.lax.psend"]["cpu"]["error"]
     assert f"{err['type']}: {err['message']}" == APIS["jax.lax.psend"].error
-
-
-def test_an_absent_api_reads_as_absent_in_the_text_report() -> None:
-    old = next((p for p in INTERPRETERS if "jax-0.7.0" in p), None)
-    if old is None:
-        pytest.skip("jax 0.7.0 venv not installed (scripts/test.sh installs it)")
-    text = format_summary(lowered(old))
-    section = text.split("jax.scipy.linalg.solve_sylvester:", 1)[1].split("\n", 5)[:5]
-    assert all("not in jax 0.7.0 (public from 0.8.0)" in line for line in section[1:5]), section
 
 
 def test_unverifiable_entries_say_why() -> None:
@@ -167,15 +177,134 @@ def test_probe_all_reports_no_disagreement(python: str, tmp_path: Path) -> None:
     assert proc.stdout.startswith(f"jax {version} ({python}): ") and "all agree" in proc.stdout, proc.stdout
 
 
+def _present_facts(data: dict[str, object]) -> tuple[int, int]:
+    """From a `probe --all --format json` report: the (case, platform) facts of the entries
+    this jax has (artifacts left out), and the cases it lacks."""
+    cases = data["cases"]
+    assert isinstance(cases, dict)
+    facts = absent = 0
+    for case_id, api, _ in catalog_cases():
+        assert api.probe is not None
+        entry = cases[case_id]
+        if not api.probe.verifiable:
+            continue
+        if any(got.get("absent") for got in entry.values()):
+            absent += 1
+            continue
+        for platform in PLATFORMS:
+            err = entry[platform].get("error")
+            facts += not (isinstance(err, dict) and api.probe.artifact(f"{err['type']}: {err['message']}"))
+    return facts, absent
+
+
+@pytest.mark.parametrize(
+    ("release", "lacks"),
+    [
+        (
+            "0.7.0",
+            {
+                "jax.scipy.linalg.solve_sylvester": "not in jax 0.7.0 (public from 0.8.0)",
+                "jax.lax.linalg.tridiagonal_solve[with perturb_singular=True]": "not in jax 0.7.0 (public from 0.10.0)",
+                "jax.experimental.fused.fused": "not in jax 0.7.0 (public from 0.7.2)",
+            },
+        ),
+        (
+            "0.12.0.1",
+            {
+                "jax.experimental.pallas.pallas_call[with pltpu.TPUCompilerParams, without interpret=True]": (
+                    "not in jax 0.12.0.1 (removed in 0.7.2)"
+                ),
+            },
+        ),
+    ],
+)
+def test_probe_all_says_what_the_jax_lacks(release: str, lacks: dict[str, str], tmp_path: Path) -> None:
+    """`probe --all`, text and JSON, names each entry the jax lacks with the release that has
+    it, and counts as cross-lowered only the facts of the entries it has."""
+    python = jax_venv(release)
+    proc = run_cli("probe", "--all", "--format", "json", "--python", python, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    data = json.loads(proc.stdout)
+    facts, absent = _present_facts(data)
+    assert data["checked"] == facts and absent >= len(lacks), (data["checked"], facts, absent)
+    rows = {row["api"]: row for row in data["absent"]}
+    assert len(rows) == len(
+        {a.key for k, a, _ in catalog_cases() if any(g.get("absent") for g in data["cases"][k].values())}
+    )
+    for key, text in lacks.items():
+        assert rows[key]["text"] == text, rows[key]
+        assert (rows[key]["public_since"], rows[key]["removed_in"]) == (
+            APIS[key].public_since,
+            APIS[key].removed_in,
+        )
+    text = run_cli("probe", "--all", "--python", python, cwd=tmp_path).stdout
+    assert text.startswith(f"jax {release} ({python}): {facts} catalog facts cross-lowered, all agree\n"), (
+        text
+    )
+    assert f"\n{len(rows)} catalog entries are not in this jax (no verdict):\n" in text, text
+    for key, said in lacks.items():
+        assert f"\n  {key}: {said}" in text, text
+
+
+def test_probe_all_exits_1_where_the_catalog_and_the_jax_disagree(tmp_path: Path) -> None:
+    """Through the command line: a stand-in interpreter runs jax 0.8.2's probe and reports
+    its real results as jax 0.7.0's (a shell script that relabels the version in the child's
+    JSON), so the catalog's 0.7.0 facts meet 0.8.2's lowering and API set."""
+    real = jax_venv("0.8.2")
+    relabel = tmp_path / "python"
+    relabel.write_text(f'#!/bin/sh\n"{real}" "$@" | sed \'s/"jax": "0.8.2"/"jax": "0.7.0"/\'\n')
+    relabel.chmod(0o755)
+    proc = run_cli("probe", "--all", "--format", "json", "--python", str(relabel), cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["jax"] == "0.7.0"
+    existence = {row["qualname"]: row["catalog"] for row in data["disagreements"] if not row["platform"]}
+    # in 0.8.2 though the catalog says public from 0.7.2, 0.8.0 or 0.8.1; the old class names gone in 0.7.2
+    assert existence == {
+        "jax.experimental.fused.fused": False,
+        "jax.scipy.linalg.solve_sylvester": False,
+        "jax.lax.linalg.svd[with algorithm=SvdAlgorithm.POLAR]": False,
+        **{
+            f"jax.lax.linalg.eigh[with implementation=EighImplementation.{m}]": False
+            for m in ("QR", "JACOBI", "QDWH")
+        },
+        "jax.lax.linalg.eig[with implementation=EigImplementation.MAGMA]": False,
+        "jax.lax.linalg.eig[with implementation=EigImplementation.CUSOLVER and left eigenvectors]": False,
+        "jax.lax.linalg.eig[with implementation=EigImplementation.CUSOLVER and compute_left_eigenvectors=False]": False,
+        "jax.experimental.pallas.pallas_call[with pltpu.TPUCompilerParams, without interpret=True]": True,
+        "jax.experimental.pallas.pallas_call[with plgpu.TritonCompilerParams, without interpret=True]": True,
+    }
+    lowering = {
+        (row["qualname"], row["platform"], row["catalog"]) for row in data["disagreements"] if row["platform"]
+    }
+    # psend got its rocm lowering in 0.8.2; svd QR stopped lowering on tpu in 0.8.1
+    assert {
+        ("jax.lax.psend", "rocm", False),
+        ("jax.lax.linalg.svd[with algorithm=SvdAlgorithm.QR]", "tpu", True),
+    } <= lowering
+    text = run_cli("probe", "--all", "--python", str(relabel), cwd=tmp_path)
+    assert text.returncode == 1
+    assert f"catalog facts cross-lowered, {len(data['disagreements'])} disagree:" in text.stdout, text.stdout
+    assert (
+        "  jax.scipy.linalg.solve_sylvester: in this jax; the catalog says it is not in jax 0.7.0 (public from 0.8.0)"
+        in text.stdout
+    ), text.stdout
+    assert (
+        "  jax.experimental.pallas.pallas_call[with pltpu.TPUCompilerParams, without interpret=True]: "
+        "not in this jax; the catalog says it is in jax 0.7.0" in text.stdout
+    ), text.stdout
+    assert "  jax.lax.psend on rocm: the catalog says it does not lower; jax: it lowers" in text.stdout
+
+
 def test_probe_all_finds_a_fact_of_another_release() -> None:
-    """jax 0.12's real results read as if from 0.10.2: the 0.11.0 cpu/tpu lowering of scaled_matmul disagrees."""
-    new = next((p for p in INTERPRETERS if "jax-0.12" in p), None)
-    if new is None:
-        pytest.skip("jax 0.12.0.1 venv not installed (scripts/test.sh installs it)")
+    """jax 0.12's real results read as if from 0.10.2: the 0.11.0 cpu/tpu lowering of scaled_matmul
+    disagrees, and so does the dynamic-root pbroadcast of 0.12.0, there though not public yet."""
+    new = jax_venv("0.12.0.1")
     real = lowered(new)
     relabelled = ProbeResult(real.python, {**real.data, "jax": "0.10.2"}, real.seconds, real.platforms)
     checked, found = catalog_disagreements(relabelled)
-    assert checked == catalog_disagreements(real)[0] > 0
+    # the dynamic-root pbroadcast's four facts are not counted: 0.10.2 has no such API
+    assert checked == catalog_disagreements(real)[0] - len(PLATFORMS) > 0
     assert not catalog_disagreements(real)[1]
     # the block-scaled matmuls, public and private, got a default (cpu, tpu) lowering in 0.11.0
     scaled = {k for k, a in APIS.items() if any(low.since == "0.11.0" for low in a.lowers_on)}
@@ -184,10 +313,18 @@ def test_probe_all_finds_a_fact_of_another_release() -> None:
     mosaic = "jax.experimental.pallas.pallas_call[with Mosaic GPU compiler_params, without interpret=True]"
     assert {(d.qualname, d.platform, d.catalog) for d in found} == {
         (k, p, False) for k in scaled for p in ("cpu", "tpu")
-    } | {(mosaic, "cuda", True), (mosaic, "rocm", True)}
+    } | {
+        (mosaic, "cuda", True),
+        (mosaic, "rocm", True),
+        ("jax.lax.pbroadcast[with a source array]", "", False),
+    }
     text = format_disagreements(relabelled, checked, found)
-    assert f"{2 * len(scaled) + 2} disagree" in text
+    assert f"{2 * len(scaled) + 3} disagree" in text
     assert "jax.nn.scaled_matmul on cpu: the catalog says it does not lower" in text
+    assert (
+        "  jax.lax.pbroadcast[with a source array]: in this jax; the catalog says it is not in jax 0.10.2"
+        " (public from 0.12.0)" in text
+    ), text
 
 
 def _false_variants() -> list[tuple[str, str]]:

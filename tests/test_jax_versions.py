@@ -84,6 +84,32 @@ def test_a_keyword_or_member_the_jax_lacks_fails_everywhere(release: str) -> Non
             assert "guard" in kinds, kinds
 
 
+DYNAMIC_ROOT = """\
+import jax.numpy as jnp
+from jax import lax
+
+
+def spread(x, i):
+    return lax.pbroadcast(x, "i", jnp.int32(i))
+"""
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_a_broadcast_from_a_source_array(release: str) -> None:
+    """`lax.pbroadcast` with an int32 array source: a dynamic-root broadcast (its own
+    primitive, GPU-only) from 0.12.0; before, jax rejects the unhashable source everywhere."""
+    (message,) = _findings(_engine(release, ("cpu", "tpu")), DYNAMIC_ROOT).values()
+    if release == "0.12.0.1":
+        assert message == (
+            "`lax.pbroadcast` only lowers on GPU (cuda, rocm); targets 'cpu', 'tpu' would raise NotImplementedError"
+        )
+    else:
+        assert message == (
+            f"`lax.pbroadcast` with a source array is not in jax {release} (public from 0.12.0); "
+            "the call fails on every platform (targets 'cpu', 'tpu' here)"
+        )
+
+
 FALLBACK = """\
 from jax import lax
 
@@ -165,7 +191,8 @@ def layer(a, b, q, k, v, x, h, c, w, lengths):
 
 
 def portable(a, b, q, k, v, precision):
-    y = lax.dot(a, b, precision=precision)
+    with jax.default_matmul_precision(precision):
+        y = lax.dot(a, b, precision=precision)
     p = jnp.poly(a)
     att = jax.nn.dot_product_attention(q.astype(jnp.bfloat16), k, v)
     try:

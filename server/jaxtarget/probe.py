@@ -268,11 +268,13 @@ def format_summary(result: ProbeResult) -> str:
 
 @dataclass(frozen=True)
 class Disagreement:
-    """A platform where the catalog and the installed jax's lowering differ for one API."""
+    """A platform where the catalog and the installed jax's lowering differ for one API, or
+    (``platform`` empty) whether the installed jax has the API at all."""
 
     #: the probe case: the entry's key (``svd[with subset_by_index]``), ``=VALUE`` for one value's program
     qualname: str
     platform: str
+    #: what the catalog says: it lowers there (with no platform: this jax has it)
     catalog: bool
     error: str
 
@@ -300,7 +302,7 @@ def catalog_disagreements(result: ProbeResult) -> tuple[int, list[Disagreement]]
                 if absent
                 else f"in this jax; the catalog says it is {api.absent_text(version)}"
             )
-            out.append(Disagreement(case_id, "", not absent, said))
+            out.append(Disagreement(case_id, "", absent, said))
             continue
         if absent:
             continue
@@ -319,11 +321,19 @@ def catalog_disagreements(result: ProbeResult) -> tuple[int, list[Disagreement]]
 
 
 def absent_entries(result: ProbeResult) -> list[tuple[Api, str]]:
-    """The catalog entries this jax lacks, as the catalog says (``not in jax 0.7.0 (public from 0.8.0)``)."""
+    """The catalog entries the probed jax lacks, each with what the catalog says of it
+    (``not in jax 0.7.0 (public from 0.8.0)``)."""
     version = parse_version(result.jax_version or "")
-    if not result.jax_version:
-        return []
-    return [(api, api.absent_text(version)) for api in APIS.values() if not api.exists(version)]
+    cases = result.data.get("cases", {})
+    out: list[tuple[Api, str]] = []
+    for case_id, api, _ in catalog_cases():
+        entry = cases.get(case_id)
+        if not isinstance(entry, dict) or any(a is api for a, _ in out):
+            continue
+        if any(isinstance(got, dict) and got.get("absent") for got in entry.values()):
+            known = api.existence_text()
+            out.append((api, api.absent_text(version) if known else f"not in jax {result.jax_version}"))
+    return out
 
 
 def local_platform(data: dict[str, Any]) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ..apis import GPU, Api, Lowering, ProbeCase, sharded_probe
+from ..apis import GPU, Api, ArgCondition, ArrayDtype, Lowering, ProbeCase, sharded_probe
 from ..fixes.guard import guard_fix
 from ..fixes.layout import HELPER_NAME, FixContext, call_arg
 from ..model import Fix
@@ -49,6 +49,26 @@ PBROADCAST = Api(
     public_since="0.6.1",
     primitives=("pbroadcast", "pbroadcast_start"),
     probe=ProbeCase(sharded_probe('def body(x):\n    return lax.pbroadcast(x, "i", 0)\n')),
+)
+#: a source given as an int32 array (``jnp.int32(i)``): a broadcast with a dynamic root
+PBROADCAST_DYNAMIC = Api(
+    "jax.lax.pbroadcast",
+    "lax.pbroadcast",
+    GPU,
+    "NotImplementedError: MLIR translation rule for primitive 'pbroadcast_dynamic' not found",
+    # before 0.12.0 the source must be a Python int (TypeError: parameters must be hashable)
+    public_since="0.12.0",
+    condition=ArgCondition(
+        "source",
+        ArrayDtype(("jax.numpy.int32", "numpy.int32"), ("int32",)),
+        "with a source array",
+        position=2,
+    ),
+    primitives=("pbroadcast_dynamic",),
+    probe=ProbeCase(
+        sharded_probe('def body(x):\n    return lax.pbroadcast(x, "i", jnp.int32(0))\n'),
+        requires=("jax._src.lax.parallel.pbroadcast_dynamic_p",),
+    ),
 )
 
 #: The headline probe: the pair, and the portable collective the fallback uses.
@@ -236,7 +256,7 @@ class GpuOnlyCollective(Rule):
         "test on non-GPU backends."
     )
     severity = "error"
-    apis = (PSEND, PRECV, PBROADCAST)
+    apis = (PSEND, PRECV, PBROADCAST, PBROADCAST_DYNAMIC)
     fixes = (PPERMUTE, GUARD, SKIP_TEST, SUPPRESS)
     autofix = "guard"
     probe_cases = (("psend+precv", PAIR_PROBE), ("ppermute", PPERMUTE_PROBE))
