@@ -157,12 +157,23 @@ def test_a_second_check_run_gives_the_same_findings_from_the_store(tmp_path: Pat
     assert stores[0].stat().st_mtime_ns == before  # nothing new was asked of jedi
 
 
-def test_no_cache_neither_reads_nor_writes_the_store(tmp_path: Path) -> None:
+def test_the_store_is_used_with_no_cache_and_can_be_turned_off(tmp_path: Path) -> None:
     code = tmp_path / "send.py"
     code.write_text("from jax import lax\nlax.psend(1.0, 'i', [(0, 1)])\n")
     names = tmp_path / "cache" / "names"
     names.mkdir(parents=True)
-    env = {"JAXTARGET_CACHE_HOME": str(tmp_path / "cache")}
-    run = run_cli("check", "--no-cache", "--target", "cpu", str(code), cwd=tmp_path, env=env)
-    assert run.returncode == 1 and "JT001" in run.stdout, run.stderr
+    env = {"JAXTARGET_CACHE_HOME": str(tmp_path / "cache"), "JAXTARGET_NO_NAME_STORE": "1"}
+    off = run_cli("check", "--target", "cpu", str(code), cwd=tmp_path, env=env)
+    assert off.returncode == 1 and "JT001" in off.stdout, off.stderr
     assert list(names.iterdir()) == []
+    on = run_cli(
+        "check",
+        "--no-cache",
+        "--target",
+        "cpu",
+        str(code),
+        cwd=tmp_path,
+        env={**env, "JAXTARGET_NO_NAME_STORE": "0"},
+    )
+    assert on.returncode == 1 and "JT001" in on.stdout, on.stderr
+    assert len(list(names.iterdir())) == 1

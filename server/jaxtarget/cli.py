@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,7 +23,6 @@ from .notebook_check import NOTEBOOK_SUFFIX, NotebookOptions, check_notebook
 from .platforms import TargetError
 from .project import Engines, interpreter_setting, settings_for
 from .rules.registry import RULES, rule_for_name
-from .semantics.name_store import NO_STORE
 
 
 class UsageError(Exception):
@@ -56,9 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--show-fixes", action="store_true", help="list the findings --fix fixed")
     c.add_argument(
-        "--no-cache",
-        action="store_true",
-        help=f"neither read nor write the result cache ({FOLDER}/) nor the store of resolved names",
+        "--no-cache", action="store_true", help=f"neither read nor write the result cache ({FOLDER}/)"
     )
     c.add_argument(
         "--jobs",
@@ -177,8 +173,6 @@ def _check(args: argparse.Namespace) -> int:
     if problems:
         raise UsageError(problems_text(problems))
     _check_paths(args.paths)
-    if args.no_cache:
-        os.environ[NO_STORE] = "1"  # before any environment is loaded; worker processes inherit it
     engines = Engines()
     results: list[FileResult] = []
     diffs: list[str] = []

@@ -14,8 +14,10 @@ not kept.
 The files live in ``$JAXTARGET_CACHE_HOME`` or, without it, ``$XDG_CACHE_HOME/jaxtarget``
 (``~/.cache/jaxtarget``), under ``names/``. Each is JSON, written whole to a temporary file
 renamed over the old one after merging what another process wrote meanwhile; a file that
-cannot be read or written leaves the store empty or unsaved, never an error. ``check
---no-cache`` neither reads nor writes it.
+cannot be read or written leaves the store empty or unsaved, never an error. With
+``JAXTARGET_NO_NAME_STORE=1`` in the environment it is neither read nor written (``check
+--no-cache`` is about the result cache; like jedi's own cache, the store cannot give a
+stale answer, so it is kept).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from .resolver import Query
 
 #: the layout of the files; a new one starts afresh beside the old
 FORMAT = "n1"
-#: set (to anything) in the environment: neither read nor write the store (`check --no-cache`)
+#: set (to anything but "0") in the environment: neither read nor write the store
 NO_STORE = "JAXTARGET_NO_NAME_STORE"
 _SUFFIXES = (".py", ".pyi", ".so", ".pyd")
 _STDLIB_OR_PACKAGES = re.compile(r"site-packages|dist-packages|python3\.\d+|lib-dynload|Lib|DLLs")
@@ -84,7 +86,7 @@ class NameStore:
 
     @classmethod
     def for_environment(cls, executable: str, sys_path: Sequence[str], jax_version: str | None) -> NameStore:
-        if os.environ.get(NO_STORE):
+        if os.environ.get(NO_STORE, "0") != "0":
             return cls(None, frozenset())
         folders = _installed_folders(sys_path)
         parts = [FORMAT, own_fingerprint(), os.path.realpath(executable), str(jax_version)]
