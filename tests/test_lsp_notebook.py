@@ -4,7 +4,9 @@ order, and each cell gets its own diagnostics, hover and quick fixes."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_lsp
@@ -28,9 +30,19 @@ def _cell_uri(notebook: Path, n: int) -> str:
     return f"vscode-notebook-cell:{notebook.as_posix()}#cell{n}"
 
 
-def _open(client: LanguageClient, notebook: Path, texts: list[str | None]) -> list[str]:
+def _vscode_cell_uri(notebook: Path, n: int) -> str:
+    """A cell URI as VS Code writes it: an authority, and an escaped base64 fragment."""
+    return f"vscode-notebook-cell://127.0.0.1:8080{notebook.as_posix()}#W{n}sZmlsZQ%3D%3D"
+
+
+def _open(
+    client: LanguageClient,
+    notebook: Path,
+    texts: list[str | None],
+    cell_uri: Callable[[Path, int], str] = _cell_uri,
+) -> list[str]:
     """Open a notebook; ``None`` is a markdown cell. Returns the cell URIs."""
-    uris = [_cell_uri(notebook, n) for n in range(len(texts))]
+    uris = [cell_uri(notebook, n) for n in range(len(texts))]
     client.notebook_document_did_open(
         types.DidOpenNotebookDocumentParams(
             notebook_document=types.NotebookDocument(
@@ -207,17 +219,61 @@ async def test_hover_and_quick_fix_on_a_cell_are_in_that_cells_rows(
     assert "!nvidia-smi\ndef exchange(x):\n    files = !ls\n    if has_gpu_backend():\n" in fixed
 
 
-@pytest_lsp.fixture(config=SERVER)
-async def pulling(lsp_client: LanguageClient, workspace: Path):
-    await _initialize(lsp_client, workspace, "vscode-pull")
-    yield
-    await lsp_client.shutdown_session()
-
-
-async def test_a_pulling_client_pulls_each_cells_diagnostics(
-    pulling: LanguageClient, workspace: Path
+async def test_a_pulling_client_gets_cells_diagnostics_pushed_and_pulls_text_documents_only(
+    bare: LanguageClient, workspace: Path
 ) -> None:
-    _, imports, exchange, eig = _open(pulling, workspace / "nb.ipynb", [None, IMPORTS, EXCHANGE, EIG])
-    assert [d.code for d in await pull(pulling, exchange)] == ["JT001", "JT002"]
-    assert [d.code for d in await pull(pulling, eig)] == ["JT003"]
-    assert await pull(pulling, imports) == []
+    sent: list[dict[str, Any]] = []
+    structure = bare.protocol.structure_message
+
+    def recording(data: dict[str, Any]) -> Any:
+        sent.append(data)
+        return structure(data)
+
+    bare.protocol.structure_message = recording  # type: ignore[method-assign]
+    await _initialize(bare, workspace, "vscode-pull")
+    try:
+        # VS Code's language client pulls only for documents with a tab of their own, which a
+        # cell never has: pulls are advertised for Python text documents, and cells are pushed
+        answer = next(m["result"] for m in sent if "capabilities" in (m.get("result") or {}))
+        assert answer["capabilities"]["diagnosticProvider"]["documentSelector"] == [
+            {"scheme": "file", "language": "python"},
+            {"scheme": "untitled", "language": "python"},
+        ]
+        published = Publications(bare)
+        _, imports, exchange, eig = _open(bare, workspace / "nb.ipynb", [None, IMPORTS, EXCHANGE, EIG])
+        got = await published.until({imports: 0, exchange: 2, eig: 1})
+        assert [d.code for d in got[exchange]] == ["JT001", "JT002"]
+        # a pull for a cell is answered all the same
+        assert [d.code for d in await pull(bare, exchange)] == ["JT001", "JT002"]
+        assert [d.code for d in await pull(bare, eig)] == ["JT003"]
+        assert await pull(bare, imports) == []
+    finally:
+        await bare.shutdown_session()
+
+
+async def test_a_settings_change_pushes_cells_again_and_their_quick_fixes_follow(
+    bare: LanguageClient, workspace: Path
+) -> None:
+    await _initialize(bare, workspace, "vscode-pull")
+    try:
+        published = Publications(bare)
+        nb = workspace / "nb.ipynb"
+        _, imports, exchange = _open(bare, nb, [None, IMPORTS, EXCHANGE], cell_uri=_vscode_cell_uri)
+        first = (await published.until({imports: 0, exchange: 2}))[exchange][0]
+        # a new analysis (new finding ids) is pushed to the cells as the client names them
+        published.latest.clear()
+        bare.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+        again = (await published.until({imports: 0, exchange: 2}))[exchange][0]
+        assert again.code == "JT001" and again.data != first.data
+        actions = await bare.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(exchange),
+                range=again.range,
+                context=types.CodeActionContext(diagnostics=[again]),
+            )
+        )
+        assert any(
+            isinstance(a, types.CodeAction) and a.title.startswith("Guard `lax.psend`") for a in actions or []
+        )
+    finally:
+        await bare.shutdown_session()

@@ -13,6 +13,7 @@ import {
   State,
 } from "vscode-languageclient/node";
 import {
+  DOCUMENT_SELECTOR,
   FolderConfiguration,
   FolderStatus,
   folderStatusFor,
@@ -186,7 +187,7 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
   output.info(`Starting jaxtarget with ${python} (${choice.source})`);
   const serverOptions: ServerOptions = { command: cmd.command, args: cmd.args, options: { env: cmd.env } };
   const clientOptions: LanguageClientOptions = {
-    documentSelector: [{ scheme: "file", language: "python" }],
+    documentSelector: DOCUMENT_SELECTOR,
     outputChannel: clientChannel(),
     revealOutputChannelOn: RevealOutputChannelOn.Never,
     errorHandler: {
@@ -201,7 +202,8 @@ async function startServer(context: vscode.ExtensionContext): Promise<void> {
       workspaceTrusted: trusted,
     },
     synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher("**/pyproject.toml") },
-    // VS Code pulls diagnostics, and the server then pushes none: each finding shows once.
+    // VS Code pulls the diagnostics of files, and the server then pushes none; a notebook
+    // cell's are pushed (this client never pulls for cells): each finding shows once.
     middleware: {
       workspace: {
         configuration: (params) =>

@@ -12,9 +12,26 @@ export interface FolderStatus {
   jaxVersion?: string | null;
 }
 
+/**
+ * The documents the language client serves: Python files, and the Python cells of notebooks of
+ * any type (their URIs have the scheme vscode-notebook-cell; the server checks a notebook's
+ * cells together and pushes each cell's diagnostics).
+ */
+export const DOCUMENT_SELECTOR = [
+  { scheme: "file", language: "python" },
+  { notebook: "*", language: "python" },
+];
+
+/** A notebook cell's URI as its notebook file's (other URIs as they are). */
+export function notebookFileUri(uri: string): string {
+  const cell = /^vscode-notebook-cell:(?:\/\/[^/]*)?(\/[^#?]*)/.exec(uri);
+  return cell ? `file://${cell[1]}` : uri;
+}
+
 /** The status of the folder holding ``documentUri`` (the deepest one), else the first folder's. */
 export function folderStatusFor(folders: readonly FolderStatus[], documentUri?: string): FolderStatus | undefined {
   let best: FolderStatus | undefined;
+  documentUri = documentUri && notebookFileUri(documentUri);
   for (const folder of folders) {
     const root = folder.uri.replace(/\/+$/, "");
     if (documentUri && documentUri.startsWith(root + "/") && (!best || folder.uri.length > best.uri.length)) {

@@ -1,7 +1,9 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
 import {
+  DOCUMENT_SELECTOR,
   folderStatusFor,
+  notebookFileUri,
   renderConfiguration,
   routeClientLine,
   sourceLabel,
@@ -18,6 +20,8 @@ test("the status shows the server's effective targets for the active file's fold
   assert.equal(folderStatusFor([A, AB], "file:///w/a/x.py"), A);
   assert.equal(folderStatusFor([A, AB], "file:///elsewhere.py"), A);
   assert.equal(folderStatusFor([], "file:///w/a/x.py"), undefined);
+  // a notebook cell is in its notebook file's folder
+  assert.equal(folderStatusFor([A, AB], "vscode-notebook-cell:/w/a/b/nb.ipynb#W0sZmlsZQ%3D%3D"), AB);
   assert.deepEqual(statusFromServer(A, undefined), { text: "JAX: cpu, cuda, rocm", detail: "configured: cpu, gpu · jax 0.10.2" });
   assert.deepEqual(statusFromServer(AB, "cpu ✗ · cuda ✓"), {
     text: "JAX: cpu · cpu ✗ · cuda ✓",
@@ -81,4 +85,14 @@ test("the workspace's .venv, then venv, is found", () => {
   assert.equal(workspaceVenv(["/w1"], isFile, "linux"), undefined);
   assert.equal(workspaceVenv(["/w1", "/w2"], isFile, "linux"), "/w2/venv/bin/python");
   assert.equal(workspaceVenv(["/w3"], isFile, "linux"), "/w3/.venv/bin/python");
+});
+
+test("the client serves Python files and the Python cells of any notebook", () => {
+  assert.deepEqual(DOCUMENT_SELECTOR, [
+    { scheme: "file", language: "python" },
+    { notebook: "*", language: "python" },
+  ]);
+  assert.equal(notebookFileUri("vscode-notebook-cell:/w/a/nb.ipynb#W1sZmlsZQ%3D%3D"), "file:///w/a/nb.ipynb");
+  assert.equal(notebookFileUri("vscode-notebook-cell://host/w/nb.ipynb#c"), "file:///w/nb.ipynb");
+  assert.equal(notebookFileUri("file:///w/a/x.py"), "file:///w/a/x.py");
 });

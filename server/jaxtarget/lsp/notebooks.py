@@ -4,7 +4,9 @@ pygls keeps the notebook and its cell documents in the workspace. The Python cel
 checked together as one module, in order (``notebook.concatenate``), once per notebook
 version and settings generation; each cell then sees that analysis in its own rows
 (``notebook_view.CellView``), so diagnostics, hover and quick fixes on a cell document go
-through the same handlers as any document.
+through the same handlers as any document. A cell's diagnostics are pushed, to every client:
+VS Code's language client pulls only for documents with an editor tab of their own, which a
+cell never has, so pulls are advertised for text documents only (``state.TEXT_DOCUMENTS``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -88,8 +91,11 @@ async def cell_checked(ls: JaxTargetServer, cell_uri: str) -> Checked | None:
                 del _running[notebook.uri]  # done, or failed: a later request starts afresh
         if ls.workspace.get_notebook_document(notebook_uri=notebook.uri) is not None:
             _done[notebook.uri] = done
-    index = next((i for i, c in enumerate(done.cells.cells) if c.key == cell_uri), None)
-    doc = next((d for c, d in cells if c.key == cell_uri), None)
+    # the cell as the client names it, or unquoted (pygls keys its documents so: VS Code's cell
+    # URIs end in an escaped fragment such as #W2sZmlsZQ%3D%3D)
+    wanted = unquote(cell_uri)
+    index = next((i for i, c in enumerate(done.cells.cells) if unquote(c.key) == wanted), None)
+    doc = next((d for c, d in cells if unquote(c.key) == wanted), None)
     if index is None or doc is None:
         return None  # a markdown cell, or a cell magic's: nothing to report
     snapshot = TextDocument(
@@ -103,12 +109,10 @@ SERVER.cell_checker = cell_checked
 
 
 def _recheck_cells(ls: JaxTargetServer, notebook_uri: str, immediate: bool) -> None:
-    """A change in one cell can change every cell's findings: check them all again."""
+    """A change in one cell can change every cell's findings: check them all again, and push
+    them (to any client: cells are not pulled, ``state.TEXT_DOCUMENTS``)."""
     notebook = ls.workspace.get_notebook_document(notebook_uri=notebook_uri)
     if notebook is None:
-        return
-    if ls.pull_mode:
-        ls.workspace_diagnostic_refresh(None).add_done_callback(ls._refreshed)
         return
     for cell in notebook.cells:
         if cell.kind == types.NotebookCellKind.Code:
@@ -119,8 +123,7 @@ def _forget_cell(ls: JaxTargetServer, uri: str) -> None:
     state = ls.documents.pop(uri, None)
     if state is not None and state.pending is not None:
         state.pending.cancel()
-    if not ls.pull_mode:
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
 @SERVER.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)

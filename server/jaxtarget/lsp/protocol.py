@@ -5,8 +5,9 @@ missing field) after logging it, and ignores requests after `shutdown`: the clie
 then waits forever. Here such a request is answered with -32602 (Invalid Params,
 naming what is wrong) or -32600 (Invalid Request after shutdown).
 
-It also chooses how diagnostics travel: by pull only where the client pulls and can be
-asked to pull again (`workspace/diagnostic/refresh`), by push otherwise, never both.
+It also chooses how diagnostics travel: a text document's by pull only where the client
+pulls and can be asked to pull again (`workspace/diagnostic/refresh`), by push otherwise,
+never both; a notebook cell's by push (lsp/notebooks.py).
 """
 
 from __future__ import annotations

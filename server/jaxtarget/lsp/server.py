@@ -16,7 +16,7 @@ from ..model import Finding
 from . import convert, notebooks  # noqa: F401  (notebooks: its handlers register)
 from .commands import environment_probe
 from .hover import hover_markdown
-from .state import FIX_ALL_KIND, SERVER, Checked, JaxTargetServer
+from .state import FIX_ALL_KIND, SERVER, TEXT_DOCUMENTS, Checked, JaxTargetServer
 
 _LOG_LEVELS = {
     "error": types.MessageType.Error,
@@ -122,8 +122,11 @@ def did_close(ls: JaxTargetServer, params: types.DidCloseTextDocumentParams) -> 
 
 @SERVER.feature(
     types.TEXT_DOCUMENT_DIAGNOSTIC,
-    types.DiagnosticOptions(
-        identifier="jaxtarget", inter_file_dependencies=False, workspace_diagnostics=False
+    types.DiagnosticRegistrationOptions(
+        document_selector=TEXT_DOCUMENTS,
+        identifier="jaxtarget",
+        inter_file_dependencies=False,
+        workspace_diagnostics=False,
     ),
 )
 async def pull_diagnostics(

@@ -41,6 +41,11 @@ COMMAND_CONFIG = "jaxtarget.showConfiguration"
 NOTIFY_STATUS = "jaxtarget/status"
 #: where a setting came from, as `jaxtarget.showConfiguration` says
 PYPROJECT, EDITOR = "pyproject.toml", "editor settings"
+#: the documents whose diagnostics a pulling client pulls: text documents, not notebook cells
+#: (VS Code's cells have the scheme vscode-notebook-cell; their diagnostics are pushed)
+TEXT_DOCUMENTS: list[types.TextDocumentFilter] = [
+    types.TextDocumentFilterScheme(scheme=scheme, language="python") for scheme in ("file", "untitled")
+]
 #: notebooks of any type, their Python cells (checked together: lsp/notebooks.py)
 NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
     notebook_selector=[
@@ -198,8 +203,17 @@ class JaxTargetServer(LanguageServer):
 
     @property
     def pull_mode(self) -> bool:
-        """Whether the client pulls diagnostics (then nothing is pushed: each finding shows once)."""
+        """Whether the client pulls diagnostics of text documents (then none are pushed to it)."""
         return pulls_diagnostics(self.client_capabilities)
+
+    def is_cell(self, uri: str) -> bool:
+        return self.workspace.get_notebook_document(cell_uri=uri) is not None
+
+    def pushes(self, uri: str) -> bool:
+        """Whether this document's diagnostics are pushed: every document's to a client that does
+        not pull, a notebook cell's to any client (pulls are advertised for text documents only,
+        ``TEXT_DOCUMENTS``: VS Code's language client does not pull for cells)."""
+        return not self.pull_mode or self.is_cell(uri)
 
     def engine_for(self, uri: str) -> Engine:
         settings = self.settings_for(uri)
@@ -336,7 +350,7 @@ class JaxTargetServer(LanguageServer):
         self.work_done_progress.end(token, types.WorkDoneProgressEnd(message="ready"))
 
     def schedule(self, uri: str, immediate: bool = False) -> None:
-        if self.pull_mode:
+        if not self.pushes(uri):
             return  # the client asks when it wants diagnostics
         now = time.monotonic()
         state = self.documents.setdefault(uri, Document())
@@ -387,10 +401,11 @@ class JaxTargetServer(LanguageServer):
         self.engines.forget()
         self.generation += 1
         self.send_status()
-        if not self.pull_mode:
-            for uri in list(self.workspace.text_documents):
-                self.schedule(uri, immediate=True)
-        elif self.workspace.text_documents:
+        uris = [doc.uri for doc in self.workspace.text_documents.values()]  # as the client names them
+        pushed = [uri for uri in uris if self.pushes(uri)]
+        for uri in pushed:
+            self.schedule(uri, immediate=True)
+        if len(pushed) < len(uris):
             self.workspace_diagnostic_refresh(None).add_done_callback(self._refreshed)
 
     def _refreshed(self, future: Future[None]) -> None:
