@@ -1,21 +1,44 @@
 // End to end in a real VS Code (code-server) driven by headless Chromium.
 //
-// Usage: node vscode-e2e.mjs <code-server> <vsix> <folder to copy> <artifacts> <python>
-// Prints one JSON object with what each step observed; screenshots go to <artifacts>.
-import { cpSync } from "node:fs";
+// Usage: node vscode-e2e.mjs <code-server> <vsix> <folder to copy> <artifacts> <python> [<images>]
+// Prints one JSON object with what each step observed; screenshots go to <artifacts>. With
+// <images> (the README's docs/images, scripts/vscode_screenshots.sh), the status item is pinned
+// to the status bar first, and the diagnostic, hover and quick-fix shots are also written there
+// as vscode-diagnostic.png, vscode-hover.png and vscode-quickfix.png.
+import { copyFileSync, cpSync } from "node:fs";
+import { join } from "node:path";
 import {
   openFromExplorer, problemRows, QUIET, runInVSCode, screenshots, showProblems, toasts, toggleProblems, userFolders,
 } from "./lib.mjs";
 
-const [codeServer, vsix, sourceFolder, artifacts, python] = process.argv.slice(2);
+const [codeServer, vsix, sourceFolder, artifacts, python, images] = process.argv.slice(2);
 const folders = userFolders("jaxtarget-code-", artifacts, {
   "security.workspace.trust.enabled": false,
   ...QUIET,
   "editor.hover.delay": 200,
   "jaxtarget.interpreter": [python],
+  // no chat view beside the editor, and no AI entries among the quick fixes
+  "chat.disableAIFeatures": true,
+  "workbench.secondarySideBar.defaultVisibility": "hidden",
 });
 cpSync(sourceFolder, folders.workspace, { recursive: true });
-const shot = screenshots(artifacts);
+const take = screenshots(artifacts);
+/** A screenshot to <artifacts>, and with <images> also there as `image`. */
+async function shot(page, name, image) {
+  await take(page, name);
+  if (images && image) {
+    copyFileSync(join(artifacts, name), join(images, image));
+  }
+}
+
+/** Pin the extension's language status item (the effective targets) to the status bar. */
+async function pinStatus(page) {
+  await page.locator("#status\\.languageStatus").hover();
+  const pin = page.locator(".hover-language-status .element", { hasText: "JAX:" }).locator(".codicon-pin");
+  await pin.click({ timeout: 20000 });
+  await page.mouse.move(700, 300);
+  await page.locator(".statusbar-item", { hasText: "JAX:" }).first().waitFor({ timeout: 20000 });
+}
 
 await runInVSCode({ codeServer, vsix, folders, artifacts, settle: 3000, logOnFailure: false }, async (page, result) => {
   // open the example from the Explorer
@@ -24,11 +47,14 @@ await runInVSCode({ codeServer, vsix, folders, artifacts, settle: 3000, logOnFai
 
   // 1. the squiggle and the Problems entry for JT001
   await page.waitForSelector(".editor-instance .monaco-editor .squiggly-error", { timeout: 120000 });
+  if (images) {
+    await pinStatus(page);
+  }
   await showProblems(page);
   await page.waitForTimeout(800);
   const problems = await problemRows(page);
   result.steps.diagnostic = { ok: problems.some((t) => t.includes("JT001")), problems };
-  await shot(page, "01-diagnostic.png");
+  await shot(page, "01-diagnostic.png", "vscode-diagnostic.png");
 
   // 2. hover on psend
   await toggleProblems(page);
@@ -49,7 +75,8 @@ await runInVSCode({ codeServer, vsix, folders, artifacts, settle: 3000, logOnFai
     ok: verdict >= 0 && verdict < hoverText.indexOf("Backend support") && !hoverText.includes("cpu ✗ ·"),
     text: hoverText,
   };
-  await shot(page, "02-hover.png");
+  await page.waitForTimeout(800); // the hover's fade-in
+  await shot(page, "02-hover.png", "vscode-hover.png");
 
   // 3. quick fix on the same diagnostic
   await page.mouse.move(10, 10);
@@ -60,7 +87,7 @@ await runInVSCode({ codeServer, vsix, folders, artifacts, settle: 3000, logOnFai
   const titles = await page.$$eval(".action-widget .monaco-list-row, .context-view .action-label", (rows) =>
     rows.map((r) => r.textContent),
   );
-  await shot(page, "03-quickfix.png");
+  await shot(page, "03-quickfix.png", "vscode-quickfix.png");
   const index = titles.findIndex((t) => t.includes("Fall back to lax.ppermute"));
   await page.locator(".action-widget .monaco-list-row", { hasText: "Fall back to lax.ppermute" }).click();
   await page.waitForFunction(
