@@ -213,3 +213,44 @@ async def test_show_configuration_says_where_each_setting_came_from(
     assert sources["select"]["source"] == "editor settings" and sources["select"]["value"] == ["JT001"]
     assert sources["ignore"]["source"] == "default"
     assert folder["pyproject"] == str(workspace / "pyproject.toml")
+
+
+async def test_the_environment_probe_waits_for_the_first_diagnostics(
+    bare: LanguageClient, workspace: Path
+) -> None:
+    """The probe imports jax in a child: it starts after the first analysis, not beside it.
+
+    The server writes its notifications in the order it sends them, so the order the client
+    reads them in is the server's: the first diagnostics, then the probe's start.
+    """
+    client = bare
+    order: list[str] = []
+    handle = client.protocol._handle_notification
+
+    def recording(method: str, params: object) -> None:
+        if method == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS:
+            order.append("diagnostics")
+        elif isinstance(params, types.LogMessageParams) and params.message.startswith("environment probe"):
+            order.append(params.message)
+        handle(method, params)
+
+    client.protocol._handle_notification = recording  # type: ignore[method-assign]
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities("visual-studio-code"),
+            root_uri=workspace.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="w")],
+            initialization_options={"logLevel": "debug"},
+        )
+    )
+    uri = (workspace / "first.py").as_uri()
+    open_doc(client, uri, PAIR)
+    await wait_for_version(client, uri, 1)
+
+    async def probed() -> None:
+        while not any(m.startswith("environment probe of") for m in order):
+            await client.wait_for_notification(types.WINDOW_LOG_MESSAGE)
+
+    await asyncio.wait_for(probed(), 120)
+    assert order.index("diagnostics") < order.index("environment probe: started"), order
+    assert "default backend cpu" in order[-1], order

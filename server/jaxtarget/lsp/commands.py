@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from typing import Any
 
@@ -14,12 +15,24 @@ from ..probe import Ask, ProbeError, format_summary, headline, run_probe_async, 
 from ..project import interpreter_setting
 from .state import COMMAND_CONFIG, COMMAND_PROBE, SERVER, JaxTargetServer
 
+#: how long the environment probe waits for the first analysis before it runs anyway (seconds)
+FIRST_ANALYSIS_WAIT = 10.0
+
 
 async def environment_probe(ls: JaxTargetServer) -> None:
-    """Resolve `auto` from the interpreter's real default backend, once, in the background."""
+    """Resolve `auto` from the interpreter's real default backend, once, in the background.
+
+    The probe imports jax in a child process: it starts once the first analysis is done
+    (or after ``FIRST_ANALYSIS_WAIT`` with nothing opened), so that it never competes with
+    the first diagnostics for the cores; until it answers, `auto` is read from the PJRT
+    plugins installed.
+    """
     if not ls.trusted:
         ls.log("the workspace is not trusted: the environment probe is not run", types.MessageType.Info)
         return
+    with contextlib.suppress(asyncio.TimeoutError):  # nothing opened yet: probe now
+        await asyncio.wait_for(ls.first_analysis.wait(), FIRST_ANALYSIS_WAIT)
+    ls.log("environment probe: started", types.MessageType.Log)
     settings = ls.settings_for("file:///")
     try:
         python = resolve_interpreter(interpreter_setting(settings))

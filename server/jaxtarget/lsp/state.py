@@ -104,6 +104,8 @@ class JaxTargetServer(LanguageServer):
         self.generation = 0
         #: whether the first (cold) analysis has started: it alone reports work-done progress
         self.cold_started = False
+        #: set once the first analysis is done (the environment probe waits for it)
+        self.first_analysis = asyncio.Event()
         self.tasks: set[asyncio.Task[None]] = set()
         #: imports-only environments for interpreters that cannot be used, by setting
         self.fallbacks: dict[str | None, Environment] = {}
@@ -284,6 +286,7 @@ class JaxTargetServer(LanguageServer):
             finally:
                 if running.done() and state.running is not None and state.running[1] is running:
                     state.running = None  # done, or failed: a later request starts afresh
+            self.first_analysis.set()  # (no await before the caller publishes: that goes first)
             if self.documents.get(doc.uri) is state and (
                 state.checked is None or (state.checked.version or 0) <= (checked.version or 0)
             ):
