@@ -58,11 +58,11 @@ def _trust(options: object, problems: list[Problem]) -> bool:
 @SERVER.feature(types.INITIALIZED)
 async def initialized(ls: JaxTargetServer, params: types.InitializedParams) -> None:
     ls.warn_problems(ls.init_problems)
-    await ls.fetch_configuration()
-    if ls.workspace.text_documents:
-        ls.refresh_all()  # opened while the settings were being read (and sends the status)
-    else:
-        ls.send_status()
+    try:
+        await ls.fetch_configuration()
+    finally:
+        ls.settings_read.set()
+    ls.send_status()  # (a document opened meanwhile waited for the settings: nothing to redo)
     asyncio.get_running_loop().create_task(environment_probe(ls))
     mode = "pulled by the client" if ls.pull_mode else "pushed"
     ls.log(f"ready: settings read, diagnostics {mode}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
@@ -46,6 +47,9 @@ PYPROJECT, EDITOR = "pyproject.toml", "editor settings"
 TEXT_DOCUMENTS: list[types.TextDocumentFilter] = [
     types.TextDocumentFilterScheme(scheme=scheme, language="python") for scheme in ("file", "untitled")
 ]
+#: how long an analysis waits for the client's settings (a client that never answers
+#: workspace/configuration, or never sends `initialized`, is checked with what it sent before)
+SETTINGS_WAIT = 10.0
 #: notebooks of any type, their Python cells (checked together: lsp/notebooks.py)
 NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
     notebook_selector=[
@@ -106,6 +110,8 @@ class JaxTargetServer(LanguageServer):
         self.cold_started = False
         #: set once the first analysis is done (the environment probe waits for it)
         self.first_analysis = asyncio.Event()
+        #: set once the client's settings are read after `initialized`: analyses wait for it
+        self.settings_read = asyncio.Event()
         self.tasks: set[asyncio.Task[None]] = set()
         #: imports-only environments for interpreters that cannot be used, by setting
         self.fallbacks: dict[str | None, Environment] = {}
@@ -258,6 +264,10 @@ class JaxTargetServer(LanguageServer):
         Requests and the push share one analysis per version: the first caller starts it,
         the others wait for it; a cancelled request does not cancel it.
         """
+        if not self.settings_read.is_set():
+            # a document opened while the settings are read is checked with them, not before
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.settings_read.wait(), SETTINGS_WAIT)
         if self.cell_checker is not None and self.workspace.get_notebook_document(cell_uri=uri) is not None:
             return await self.cell_checker(self, uri)  # a notebook's cells are checked together
         for _ in range(3):
