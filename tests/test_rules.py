@@ -62,6 +62,70 @@ def test_pair_is_linked_both_ways(check: CheckFn) -> None:
     assert recv.related[0][0] == send.span
 
 
+_HEAD = (
+    "from functools import partial\nimport jax\nfrom jax import lax\n\n"
+    '@partial(jax.shard_map, mesh=mesh, in_specs=P("i"), out_specs=P("i"))\n'
+)
+#: bodies of a shard_map'd function, and which precv (by line in the body) pairs with which psend
+PAIRINGS = {
+    # the token a psend returns, passed to precv: paired, whatever the axes and permutations say
+    "token-variable": ('t = lax.psend(x, "i", p)\ny = lax.precv(t, x, "j", q)\nreturn y', {1: 0}),
+    "token-inline": ('return lax.precv(\n    lax.psend(x, "i", p), x, "j", q\n)', {0: 1}),
+    # no token link: the same axis and permutation pair them
+    "same-axis-and-perm": ('lax.psend(x, "i", p)\nreturn lax.precv(other, x, "i", p)', {1: 0}),
+    "other-axis": ('lax.psend(x, "i", p)\nreturn lax.precv(other, x, "j", p)', {}),
+    "other-perm": ('lax.psend(x, "i", p)\nreturn lax.precv(other, x, "i", q)', {}),
+    "token-of-another-name": ('t = lax.psend(x, "i", p)\nreturn lax.precv(u, x, "j", q)', {}),
+    # two pairs: each precv with the psend whose token it receives, not the first psend
+    "two-pairs": (
+        'a = lax.psend(x, "i", p)\nb = lax.psend(x, "j", q)\n'
+        'y = lax.precv(b, x, "k", r)\nz = lax.precv(a, x, "k", r)\nreturn y, z',
+        {2: 1, 3: 0},
+    ),
+    # one psend pairs with one precv only, and one precv with one psend
+    "two-sends-one-recv": (
+        'lax.psend(x, "i", p)\nlax.psend(y, "i", p)\nreturn lax.precv(u, x, "i", p)',
+        {2: 0},
+    ),
+    "one-send-two-recvs": (
+        'lax.psend(x, "i", p)\ny = lax.precv(u, x, "i", p)\nz = lax.precv(v, x, "i", p)\nreturn y, z',
+        {1: 0},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", PAIRINGS)
+def test_which_precv_pairs_with_which_psend(check: CheckFn, name: str) -> None:
+    body, expected = PAIRINGS[name]
+    source = _HEAD + "def step(x):\n" + textwrap.indent(body, "    ") + "\n"
+    first = _HEAD.count("\n") + 2  # the line (1-based) of the body's first statement
+    findings = [f for f in check(source).findings if f.code == "JT001"]
+    by_line = {f.span.line - first: f for f in findings}
+    got = {}
+    for line, f in by_line.items():
+        for span, text in f.related:
+            got.setdefault(line, span.line - first)
+            if "precv" in text:
+                assert "psend" in f.message, (name, f.message)
+    # each link is shown from both ends
+    pairs = {recv: send for recv, send in got.items() if "precv" in by_line[recv].message}
+    assert pairs == expected, (name, got)
+    assert {send: recv for recv, send in expected.items()} == {
+        line: other for line, other in got.items() if "psend" in by_line[line].message
+    }, (name, got)
+
+
+def test_a_psend_in_another_function_is_not_paired(check: CheckFn) -> None:
+    source = (
+        _HEAD
+        + 'def a(x):\n    return lax.psend(x, "i", p)\n\n'
+        + _HEAD
+        + ('def b(x):\n    return lax.precv(x, x, "i", p)\n')
+    )
+    findings = [f for f in check(source).findings if f.code == "JT001"]
+    assert len(findings) == 2 and all(f.related == () for f in findings), findings
+
+
 GUARDED = {
     "helper": "if has_gpu_backend():\n    {call}\n",
     "default-backend-in": 'if jax.default_backend() in ("gpu", "cuda", "rocm"):\n    {call}\n',
