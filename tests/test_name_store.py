@@ -61,7 +61,9 @@ def test_queries_the_project_can_change_are_not_stored(tmp_path: Path) -> None:
     resolver = fresh_resolver(file)
     relative = Query(Binding("from", "jax", "lax", None, level=1), "lax.psend")  # from .jax import lax
     project = Query(Binding("from", "my_project_utils", "lax", None), "lax.psend")
-    resolver.resolve([relative, project, QUERIES[0]], WANTED_NAMES)
+    # a project package whose submodule shares an installed package's name is the project's
+    nested = Query(Binding("from", "my_project_utils.numpy", "lax", None), "lax.psend")
+    resolver.resolve([relative, project, nested, QUERIES[0]], WANTED_NAMES)
     keys = list(json.loads(file.read_text()))
     assert len(keys) == 1 and keys[0].endswith(" from jax import lax lax.psend")
 
@@ -81,6 +83,17 @@ def test_an_answer_jedi_failed_to_give_is_not_stored(tmp_path: Path, monkeypatch
     assert list(json.loads(file.read_text()).values()) == EXPECTED[:1]
 
 
+def test_a_store_turned_off_leaves_every_answer_to_jedi(tmp_path: Path) -> None:
+    env = load_environment(None)
+    assert isinstance(env.resolver, JediResolver) and env.resolver.store is not None
+    resolver = JediResolver(env.resolver.environment, NameStore(None, env.resolver.store.modules))
+    assert resolver.resolve(QUERIES, WANTED_NAMES) == EXPECTED
+    assert (
+        JediResolver(env.resolver.environment, NameStore(None, frozenset())).resolve(QUERIES, WANTED_NAMES)
+        == EXPECTED
+    )
+
+
 def test_a_damaged_store_is_a_miss_and_is_rewritten(tmp_path: Path) -> None:
     file = tmp_path / "names.json"
     file.write_bytes(b'{"truncated": ')
@@ -97,6 +110,26 @@ def test_two_processes_saving_keep_each_others_answers(tmp_path: Path) -> None:
     two.save({"k2": None})
     assert json.loads(file.read_text()) == {"k1": "jax.lax.psend", "k2": None}
     assert NameStore(file, frozenset()).lookup("k2") == (True, None)
+    assert two.lookup("k1") == (True, "jax.lax.psend")  # what one saved is read back by two too
+
+
+@pytest.mark.parametrize("content", [b"[1, 2]", b'"text"', b'{"k": 3, "j": "jax.lax.psend"}'])
+def test_a_store_of_another_shape_is_read_for_what_it_holds(tmp_path: Path, content: bytes) -> None:
+    file = tmp_path / "names.json"
+    file.write_bytes(content)
+    store = NameStore(file, frozenset({"jax"}))
+    assert store.lookup("k") == (False, None)
+    assert store.lookup("j") == ((True, "jax.lax.psend") if b'"j"' in content else (False, None))
+    store.save({"k": None})
+    assert NameStore(file, frozenset()).lookup("k") == (True, None)
+
+
+def test_each_set_of_wanted_names_has_its_own_answers(tmp_path: Path) -> None:
+    store = NameStore(tmp_path / "names.json", frozenset({"jax"}))
+    first = store.key(QUERIES[0], frozenset({"jax.lax.psend"}))
+    other = store.key(QUERIES[0], frozenset({"jax.lax.precv"}))
+    assert first is not None and other is not None and first != other
+    assert store.key(QUERIES[0], frozenset({"jax.lax.psend"})) == first
 
 
 def test_an_unwritable_cache_folder_keeps_answers_in_memory(tmp_path: Path) -> None:
@@ -113,9 +146,13 @@ def test_installing_a_package_or_another_jax_or_interpreter_starts_afresh(tmp_pa
     (site / "numpy").mkdir()
     (site / "six.py").write_text("")
     (site / "jax-0.10.2.dist-info").mkdir()
-    path = [str(site.parent), str(site), str(tmp_path / "project")]
+    project = tmp_path / "project"
+    (project / "mine").mkdir(parents=True)
+    (project / "helpers.py").write_text("")
+    path = [str(site.parent), str(site), str(project)]
     store = NameStore.for_environment(sys.executable, path, "0.10.2")
     assert {"jax", "numpy", "six"} <= store.modules and "jax-0" not in " ".join(store.modules)
+    assert not {"mine", "helpers"} & store.modules  # the project's own modules are never kept
     assert store.file is not None and store.file.parent == cache_home() / "names"
     assert NameStore.for_environment(sys.executable, path, "0.10.2").file == store.file
     assert NameStore.for_environment(sys.executable, path, "0.12.0.1").file != store.file
