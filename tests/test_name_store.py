@@ -14,7 +14,7 @@ import pytest
 from jaxtarget.environment import load_environment
 from jaxtarget.rules.registry import WANTED
 from jaxtarget.semantics.jedi_resolver import JediResolver
-from jaxtarget.semantics.name_store import NameStore, cache_home
+from jaxtarget.semantics.name_store import KEEP, NameStore, cache_home
 from jaxtarget.semantics.resolver import Binding, Query
 
 from .conftest import run_cli
@@ -214,3 +214,20 @@ def test_the_store_is_used_with_no_cache_and_can_be_turned_off(tmp_path: Path) -
     )
     assert on.returncode == 1 and "JT001" in on.stdout, on.stderr
     assert len(list(names.iterdir())) == 1
+
+
+def test_the_folder_keeps_the_most_recent_stores(tmp_path: Path) -> None:
+    folder = tmp_path / "names"
+    folder.mkdir()
+    for i in range(KEEP + 8):
+        old = folder / f"old-{i:02}.json"
+        old.write_text("{}")
+        os.utime(old, ns=(10**18 + i * 10**9, 10**18 + i * 10**9))  # old-00 the oldest
+    (folder / "notes.txt").write_text("not a store")
+    NameStore(folder / "old-00.json", frozenset()).save({"k": None})  # an existing store: no pruning
+    assert len(list(folder.glob("*.json"))) == KEEP + 8
+    NameStore(folder / "new.json", frozenset()).save({"k": None})
+    left = sorted(p.name for p in folder.glob("*.json"))
+    assert len(left) == KEEP and "new.json" in left and "old-00.json" in left  # just rewritten
+    assert "old-01.json" not in left and f"old-{KEEP + 7:02}.json" in left
+    assert (folder / "notes.txt").exists()

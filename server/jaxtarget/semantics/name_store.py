@@ -14,7 +14,8 @@ not kept.
 The files live in ``$JAXTARGET_CACHE_HOME`` or, without it, ``$XDG_CACHE_HOME/jaxtarget``
 (``~/.cache/jaxtarget``), under ``names/``. Each is JSON, written whole to a temporary file
 renamed over the old one after merging what another process wrote meanwhile; a file that
-cannot be read or written leaves the store empty or unsaved, never an error. With
+cannot be read or written leaves the store empty or unsaved, never an error. The folder
+keeps the ``KEEP`` most recently started files. With
 ``JAXTARGET_NO_NAME_STORE=1`` in the environment it is neither read nor written (``check
 --no-cache`` is about the result cache; like jedi's own cache, the store cannot give a
 stale answer, so it is kept).
@@ -38,6 +39,8 @@ from .resolver import Query
 FORMAT = "n1"
 #: set (to anything but "0") in the environment: neither read nor write the store
 NO_STORE = "JAXTARGET_NO_NAME_STORE"
+#: how many store files the folder keeps (the most recently started ones)
+KEEP = 32
 _SUFFIXES = (".py", ".pyi", ".so", ".pyd")
 _STDLIB_OR_PACKAGES = re.compile(r"site-packages|dist-packages|python3\.\d+|lib-dynload|Lib|DLLs")
 
@@ -72,6 +75,17 @@ def _top_level_names(folder: Path) -> set[str]:
         elif name.endswith(_SUFFIXES):
             names.add(name.split(".", 1)[0])
     return names
+
+
+def _prune(folder: Path, keep: int) -> None:
+    """Leave the ``keep`` most recently written stores in ``folder`` (each environment, jax
+    or jaxtarget release, or edit of a development checkout, starts a file of its own)."""
+    try:
+        stores = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    except OSError:
+        return  # a file went meanwhile: another process prunes
+    for old in stores[keep:]:
+        old.unlink(missing_ok=True)
 
 
 class NameStore:
@@ -132,9 +146,12 @@ class NameStore:
             self._answers = merged
             try:
                 self.file.parent.mkdir(parents=True, exist_ok=True)
+                new_file = not self.file.exists()
                 write_atomically(self.file, json.dumps(merged, sort_keys=True).encode())
             except OSError:
-                pass  # a read-only or full cache folder: answers stay in this process only
+                return  # a read-only or full cache folder: answers stay in this process only
+            if new_file:
+                _prune(self.file.parent, KEEP)
 
     def _load(self) -> dict[str, str | None]:
         if self._answers is None:
