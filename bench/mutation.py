@@ -10,6 +10,12 @@ repository is copied to a temporary folder once per job; each mutant is written 
 the module there, the selection runs with ``pytest -x -q`` under a per-mutant timeout,
 and the module is put back. A mutant is killed when the tests fail, survives when they
 pass, and times out when they run past the limit. Standard library only.
+
+The selection is any pytest arguments naming tests: files, or node ids such as
+``tests/test_idioms.py::test_findings_match_the_markers``; ``-k EXPR`` narrows it
+further with pytest's keyword expression (a slow test that does not exercise the
+module can be left out: ``-k "not runtime_claims"``). The virtual environments
+under ``.jax-venvs`` are linked into each copy, not copied (the tests only run them).
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ _FLIP: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.IsNot: ast.Is,
 }
 _SKIP_DIRS = {".git", "node_modules", ".mypy_cache", ".ruff_cache", ".pytest_cache", "__pycache__", ".venv"}
+#: large read-only folders at the repository root that each copy links to instead of copying
+_LINKED = (".jax-venvs",)
 
 
 @dataclass(frozen=True)
@@ -155,17 +163,25 @@ def _replace(tree: ast.AST, old: ast.AST, new: ast.AST) -> None:
 
 def _copy_repo(dest: Path) -> None:
     def ignore(folder: str, names: list[str]) -> set[str]:
-        return {n for n in names if n in _SKIP_DIRS or n.endswith(".egg-info")}
+        skip = {n for n in names if n in _SKIP_DIRS or n.endswith(".egg-info")}
+        if Path(folder) == ROOT:
+            skip |= set(_LINKED)
+        return skip
 
     shutil.copytree(ROOT, dest, ignore=ignore, symlinks=True)
+    for name in _LINKED:
+        if (ROOT / name).exists():
+            (dest / name).symlink_to(ROOT / name, target_is_directory=True)
 
 
-def _run_tests(copy: Path, tests: list[str], timeout: float) -> str:
+def _run_tests(copy: Path, tests: list[str], timeout: float, keyword: str | None = None) -> str:
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
     # the copy's sources come first, whatever the interpreter has installed
     env["PYTHONPATH"] = os.pathsep.join([str(copy / "server"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
+    if keyword is not None:
+        cmd += ["-k", keyword]
     try:
         proc = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -178,7 +194,12 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("module", help="a module of server/jaxtarget, e.g. server/jaxtarget/platforms.py")
-    parser.add_argument("tests", nargs="+", help="the pytest selection that should kill the mutants")
+    parser.add_argument(
+        "tests", nargs="+", help="the pytest selection that should kill the mutants (files or node ids)"
+    )
+    parser.add_argument(
+        "-k", dest="keyword", default=None, help="a pytest -k expression that narrows the selection"
+    )
     parser.add_argument("--max-mutants", type=int, default=None, help="try at most this many (spread evenly)")
     parser.add_argument("--jobs", type=int, default=1, help="mutants tested at once (one repo copy each)")
     parser.add_argument(
@@ -194,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.max_mutants is not None and len(every) > args.max_mutants:
         step = len(every) / args.max_mutants
         chosen = [every[int(i * step)] for i in range(args.max_mutants)]
-    print(f"{rel}: {len(every)} mutants, testing {len(chosen)} with {' '.join(args.tests)}")
+    narrowed = f" -k {args.keyword!r}" if args.keyword is not None else ""
+    print(f"{rel}: {len(every)} mutants, testing {len(chosen)} with {' '.join(args.tests)}{narrowed}")
 
     with tempfile.TemporaryDirectory(prefix="jaxtarget-mutation-") as tmp:
         copies: Queue[Path] = Queue()
@@ -204,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
             copies.put(dest)
         first = copies.get()
         started = time.monotonic()
-        if _run_tests(first, args.tests, 3600) != "survived":
+        if _run_tests(first, args.tests, 3600, args.keyword) != "survived":
             print("the selection fails on the unmutated code: nothing to measure", file=sys.stderr)
             return 2
         baseline = time.monotonic() - started
@@ -218,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
                 target = copy / rel
                 target.write_text(mutate(source, m.index))
                 t0 = time.monotonic()
-                status = _run_tests(copy, args.tests, timeout)
+                status = _run_tests(copy, args.tests, timeout, args.keyword)
                 return Outcome(m, status, time.monotonic() - t0)
             finally:
                 (copy / rel).write_text(source)
