@@ -84,6 +84,79 @@ def test_a_keyword_or_member_the_jax_lacks_fails_everywhere(release: str) -> Non
             assert "guard" in kinds, kinds
 
 
+# modelled on Pallas TPU kernels written for jax 0.6 (pltpu.TPUCompilerParams, renamed
+# CompilerParams and removed in 0.7.2) and on code importing newer modules
+GONE_OR_NEW = """\
+import jax.scipy.linalg as jsl
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+from jax.experimental.fused import fused
+
+
+def copy(x_ref, o_ref):
+    o_ref[...] = x_ref[...]
+
+
+def run(x, a, b, c):
+    y = pl.pallas_call(copy, out_shape=x, compiler_params=pltpu.TPUCompilerParams())(x)
+    z = jsl.solve_sylvester(a, b, c)
+    w = fused(copy)
+    v = pltpu.NotAThing()
+    return y, z, w, v
+"""
+#: line -> (the use as messages name it, what the catalog says of its existence, the
+#: targets' verdict where the jax has it)
+GONE_OR_NEW_USES = {
+    12: (
+        "`pallas_call` with pltpu.TPUCompilerParams, without interpret=True",
+        ("removed in", "0.7.2"),
+        "`pallas_call` with pltpu.TPUCompilerParams, without interpret=True only lowers on cuda, rocm, tpu; "
+        "target 'cpu' would fail to lower",
+    ),
+    13: (
+        "`jax.scipy.linalg.solve_sylvester`",
+        ("public from", "0.8.0"),
+        "`jax.scipy.linalg.solve_sylvester` only lowers on cpu; target 'tpu' would fail to lower",
+    ),
+    14: (
+        "`fused`",
+        ("public from", "0.7.2"),
+        "`fused` only lowers on cuda; targets 'cpu', 'tpu' would fail to lower",
+    ),
+}
+
+
+def _release(text: str) -> tuple[int, ...]:
+    return tuple(map(int, text.split(".")))
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_a_name_the_jax_has_nothing_under_is_reported_absent(release: str) -> None:
+    """A name jax removed (pltpu.TPUCompilerParams from 0.7.2) or has not made yet
+    (solve_sylvester before 0.8.0, the jax.experimental.fused module before 0.7.2) does not
+    resolve in that jax: it is read from its import statement and reported as absent there,
+    with its platform verdict in the releases that have it; a name no release has gives
+    nothing (line 15)."""
+    engine = _engine(release, ("cpu", "tpu"))
+    findings, hovers = _findings(engine, GONE_OR_NEW), _hovers(engine, GONE_OR_NEW)
+    expected = {}
+    for line, (use, (how, when), present) in GONE_OR_NEW_USES.items():
+        gone = (
+            _release(release) >= _release(when) if how == "removed in" else _release(release) < _release(when)
+        )
+        if gone:
+            expected[line] = (
+                f"{use} is not in jax {release} ({how} {when}); the call fails on every platform "
+                "(targets 'cpu', 'tpu' here)"
+            )
+            assert hovers[line].startswith(f"**✗ {use} is not in jax {release} ({how} {when})**"), hovers[
+                line
+            ]
+        elif line != 12 or _release(release) < (0, 8, 2):  # TPU params lower on GPUs only before 0.8.2
+            expected[line] = present
+    assert findings == expected, findings
+
+
 DYNAMIC_ROOT = """\
 import jax.numpy as jnp
 from jax import lax
@@ -228,3 +301,30 @@ def test_argument_decided_entries_under_each_release(release: str) -> None:
         assert f", jax {release}):" in hover, hover
         row = hover.split("|---" * len(PLATFORMS) + "|\n", 1)[1].split("\n", 1)[0]
         assert row == "|" + "|".join(" ✗ " if p in failing else " ✓ " for p in PLATFORMS) + "|", row
+
+
+GONE_BEHIND_A_CHOICE = """\
+import jax
+from jax.experimental import pallas as pl
+
+if jax.__version__ >= "0.4.31":
+    from jax.experimental.pallas import tpu as pltpu
+else:
+    pltpu = None
+
+
+def run(kernel, x):
+    return pl.pallas_call(kernel, out_shape=x, compiler_params=pltpu.TPUCompilerParams())(x)
+"""
+
+
+def test_a_removed_name_bound_one_of_two_ways_is_reported_absent() -> None:
+    """The module bound by one branch of an `if` (resolved with the whole file): the removed
+    class under it is still read from the import, in the jax the suite runs (>= 0.7.2)."""
+    engine = make_engine(("cpu",), None)
+    release = engine.environment.jax_version
+    assert _release(release) >= (0, 7, 2)
+    assert _findings(engine, GONE_BEHIND_A_CHOICE) == {
+        11: f"`pallas_call` with pltpu.TPUCompilerParams, without interpret=True is not in jax {release} "
+        "(removed in 0.7.2); the call fails on every platform (target 'cpu' here)"
+    }

@@ -62,10 +62,11 @@ _VERSIONS = (
     "call fails on every platform, so it is reported under this code with `is not in jax "
     "0.9.1 (public from 0.10.0)`, without the backend guard fixes, unless a `try` around the "
     "call catches its error (`TypeError`, `AttributeError`: a version fallback). Hover says "
-    "the same in place of the support table. A name jax removed (`pltpu.TPUCompilerParams`, "
-    "gone in 0.7.2) does not resolve in a jax without it, so the call reads as one without "
-    "that argument there; `probe --all` says which removed entries your jax lacks. With no "
-    "jax found, the newest release is assumed.\n"
+    "the same in place of the support table. A name the installed jax has nothing under "
+    "(`pltpu.TPUCompilerParams`, removed in 0.7.2; `jax.experimental.fused` before 0.7.2) is "
+    "read from its import statement when the catalog knows a release without it, and "
+    "reported the same way; `probe --all` says which entries your jax lacks. With no jax "
+    "found, the newest release is assumed.\n"
 )
 
 

@@ -114,7 +114,9 @@ class Engine:
         for item in settings.guard_functions:
             name, _, where = item.partition(":")
             self.predicates[name] = frozenset(expand_targets(tuple(where.split(",")), None))
-        self.wanted = Wanted(WANTED.subjects, WANTED.context | frozenset(self.predicates), WANTED.gates)
+        self.wanted = Wanted(
+            WANTED.subjects, WANTED.context | frozenset(self.predicates), WANTED.gates, WANTED.lacking
+        )
         #: where each API lowers in this JAX, for capability probes (an argument condition: unknown)
         self.capabilities = {q: a.platforms(self.version) for q, a in APIS.items() if a.condition is None}
         self._terms = tuple(sorted(self.wanted.subject_terms()))

@@ -44,6 +44,15 @@ WANTED = Wanted(
         *(rule.context for rule in RULES),
         *(api.condition.names for api in APIS.values() if api.condition is not None),
     ),
+    # an API, or what its condition names, that some release lacks: a use of it in a jax
+    # without it is still found, and reported as absent there
+    lacking=frozenset().union(
+        *(
+            {api.qualname} | (api.condition.names if api.condition is not None else frozenset())
+            for api in APIS.values()
+            if api.public_since or api.removed_in
+        )
+    ),
 )
 
 #: The probe's fixed cases, by id; the first one's verdict is the probe's headline.

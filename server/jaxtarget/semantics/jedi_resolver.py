@@ -80,7 +80,7 @@ class JediResolver:
     def __init__(self, environment: jedi.api.environment.Environment, store: NameStore | None = None) -> None:
         self.environment = environment
         self.store = store
-        self._cache: dict[tuple[Query, frozenset[str]], str | None] = {}
+        self._cache: dict[tuple[Query, frozenset[str], frozenset[str]], str | None] = {}
         self._jedi_raised = False  # in the batch being resolved: its answers are not stored
         self._lock = threading.Lock()
         self._definitions: dict[frozenset[str], dict[str, str]] = {}
@@ -109,36 +109,43 @@ class JediResolver:
                 self._definitions[wanted] = found
         return found
 
-    def resolve(self, queries: Sequence[Query], wanted: frozenset[str]) -> list[str | None]:
+    def resolve(
+        self, queries: Sequence[Query], wanted: frozenset[str], lacking: frozenset[str] = frozenset()
+    ) -> list[str | None]:
+        lacking &= wanted
         with self._lock:
-            missing = [q for q in dict.fromkeys(queries) if (q, wanted) not in self._cache]
+            missing = [q for q in dict.fromkeys(queries) if (q, wanted, lacking) not in self._cache]
             if missing and self.store is not None:
-                missing = self._from_store(self.store, missing, wanted)
+                missing = self._from_store(self.store, missing, wanted, lacking)
             if missing:
                 self._jedi_raised = False
-                self._resolve_batch(missing, wanted)
+                self._resolve_batch(missing, wanted, lacking)
                 if self.store is not None and not self._jedi_raised:
-                    self._to_store(self.store, missing, wanted)
-            return [self._cache[(q, wanted)] for q in queries]
+                    self._to_store(self.store, missing, wanted, lacking)
+            return [self._cache[(q, wanted, lacking)] for q in queries]
 
-    def _from_store(self, store: NameStore, queries: list[Query], wanted: frozenset[str]) -> list[Query]:
+    def _from_store(
+        self, store: NameStore, queries: list[Query], wanted: frozenset[str], lacking: frozenset[str]
+    ) -> list[Query]:
         """Answer what the store holds; the queries still to ask jedi."""
         left = []
         for q in queries:
-            key = store.key(q, wanted)
+            key = store.key(q, wanted, lacking)
             found, answer = store.lookup(key) if key is not None else (False, None)
             if found:
-                self._cache[(q, wanted)] = answer
+                self._cache[(q, wanted, lacking)] = answer
             else:
                 left.append(q)
         return left
 
-    def _to_store(self, store: NameStore, queries: list[Query], wanted: frozenset[str]) -> None:
+    def _to_store(
+        self, store: NameStore, queries: list[Query], wanted: frozenset[str], lacking: frozenset[str]
+    ) -> None:
         new: dict[str, str | None] = {}
         for q in queries:
-            key = store.key(q, wanted)
+            key = store.key(q, wanted, lacking)
             if key is not None:
-                new[key] = self._cache[(q, wanted)]
+                new[key] = self._cache[(q, wanted, lacking)]
         store.save(new)
 
     def _defs_for(
@@ -153,7 +160,9 @@ class JediResolver:
         subset = frozenset(w for w in wanted if w.rsplit(".", 1)[-1] in last)
         return self.definitions(subset) if subset else {}
 
-    def _resolve_batch(self, queries: Sequence[Query], wanted: frozenset[str]) -> None:
+    def _resolve_batch(
+        self, queries: Sequence[Query], wanted: frozenset[str], lacking: frozenset[str]
+    ) -> None:
         star = [q for q in queries if q.binding.kind == "star" or q.binding.level]
         scoped = [q for q in queries if q not in star]
         if scoped:
@@ -164,21 +173,27 @@ class JediResolver:
                 lines.append(f"    {q.binding.statement()}")
                 lines.append(f"    {q.dotted}")
                 spots.append((q, len(lines), 4 + len(q.dotted)))
-            self._run("\n".join(lines) + "\n", spots, wanted)
+            self._run("\n".join(lines) + "\n", spots, wanted, lacking)
         for q in star:
             # star and relative imports cannot live in a function: one script each
             src = f"{q.binding.statement()}\n{q.dotted}\n"
-            self._run(src, [(q, 2, len(q.dotted))], wanted)
+            self._run(src, [(q, 2, len(q.dotted))], wanted, lacking)
 
-    def _run(self, src: str, spots: Sequence[tuple[Query, int, int]], wanted: frozenset[str]) -> None:
+    def _run(
+        self,
+        src: str,
+        spots: Sequence[tuple[Query, int, int]],
+        wanted: frozenset[str],
+        lacking: frozenset[str],
+    ) -> None:
         script = jedi.Script(src, environment=self.environment)
         # every goto before any other Script is made: a new Script disturbs this one's answers
         found = [(q, self._goto_noting(script, line, col)) for q, line, col in spots]
         for q, names in found:
             answer = _match(names, self._defs_for(names, q.dotted, wanted))
             if answer is None and not names:
-                answer = _not_installed(q, wanted)
-            self._cache[(q, wanted)] = answer
+                answer = _not_installed(q.binding.qualify(q.dotted), wanted, lacking)
+            self._cache[(q, wanted, lacking)] = answer
 
     def _goto_noting(self, script: jedi.Script, line: int, col: int) -> list[jedi.api.classes.Name]:
         names = _goto(script, line, col)
@@ -188,13 +203,24 @@ class JediResolver:
         return names
 
     def resolve_in_file(
-        self, source: str, path: str | None, spots: Sequence[Spot], wanted: frozenset[str]
+        self,
+        source: str,
+        path: str | None,
+        spots: Sequence[Spot],
+        wanted: frozenset[str],
+        lacking: frozenset[str] = frozenset(),
     ) -> list[str | None]:
         """Full-file resolution for names whose binding the engine could not pin down."""
         with self._lock:
             script = jedi.Script(source, path=path, environment=self.environment)
-            found = [(s, _goto(script, s.line, s.col) or []) for s in spots]
-            return [_match(names, self._defs_for(names, s.guess or "", wanted)) for s, names in found]
+            found = [(s, _goto(script, s.line, s.col)) for s in spots]
+            answers: list[str | None] = []
+            for s, names in found:
+                answer = _match(names or [], self._defs_for(names or [], s.guess or "", wanted))
+                if answer is None and names == [] and s.guess in lacking & wanted:
+                    answer = s.guess  # found nowhere (not where jedi raised): absent from this jax
+                answers.append(answer)
+            return answers
 
     def describe(self, qualname: str) -> tuple[str, str]:
         """Signature and docstring of a public name, from the user's installed JAX."""
@@ -222,14 +248,18 @@ def _goto(script: jedi.Script, line: int, col: int) -> list[jedi.api.classes.Nam
         return None
 
 
-def _not_installed(q: Query, wanted: frozenset[str]) -> str | None:
-    """A name jedi finds nowhere, from a library other than JAX: read from its import statement.
+def _not_installed(name: str | None, wanted: frozenset[str], lacking: frozenset[str]) -> str | None:
+    """A name jedi finds nowhere, as its import statement spells it, where that may be right.
 
-    The library is not installed in this interpreter (Catalyst's ``qjit`` where only JAX
-    is); JAX's own names are answered by the installed JAX alone.
+    A library other than JAX may not be installed in this interpreter (Catalyst's ``qjit``
+    where only JAX is). JAX's own names are answered by the installed JAX alone, except the
+    ``lacking`` ones some JAX release does not have (``pltpu.TPUCompilerParams``, removed in
+    0.7.2; ``jax.experimental.fused``, public from 0.7.2): one found nowhere is a use of a
+    name this JAX lacks, which the rules report as such.
     """
-    name = q.binding.qualify(q.dotted)
-    return name if name in wanted and name.split(".", 1)[0] not in ("jax", "jaxlib") else None
+    if name is None or name not in wanted:
+        return None
+    return name if name in lacking or name.split(".", 1)[0] not in ("jax", "jaxlib") else None
 
 
 def _match(names: Sequence[jedi.api.classes.Name], defs: dict[str, str]) -> str | None:

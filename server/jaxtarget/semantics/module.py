@@ -103,6 +103,9 @@ class Wanted:
     #: subject -> for each of its entries, word sets a module must spell (one word of each)
     #: for a use to matter (an API reported only with some argument)
     gates: Mapping[str, tuple[tuple[frozenset[str], ...], ...]] = field(default_factory=dict)
+    #: wanted names some JAX release lacks: a use the installed JAX has nothing under is read
+    #: from its import statement (``pltpu.TPUCompilerParams`` where jax removed it)
+    lacking: frozenset[str] = frozenset()
 
     @property
     def all(self) -> frozenset[str]:
@@ -226,7 +229,7 @@ class Module:
         if re.search(r"import\s*\*", self.source):
             lines_of["*"] = [1]
         assert self.resolver is not None
-        resolved = _resolve(cands, view.module(), lines_of, self, self.resolver, self.wanted.all)
+        resolved = _resolve(cands, view.module(), lines_of, self, self.resolver, self.wanted)
         self._resolved_lines.update(lines)
         self.resolved.update((id(c.node), name) for c, name, _ in resolved)
         return resolved
@@ -391,8 +394,9 @@ def _resolve(
     lines_of: dict[str, list[int]],
     module: Module,
     resolver: Resolver,
-    wanted: frozenset[str],
+    want: Wanted,
 ) -> list[_Resolved]:
+    wanted = want.all
     index = ScopeIndex(tree, lines_of, module.lines_of_word)
     queries: list[tuple[Candidate, Query]] = []
     full: list[Candidate] = []
@@ -412,16 +416,15 @@ def _resolve(
             queries.append((cand, Query(binding, cand.dotted)))
     by = "jedi" if resolver.exact else "imports"
     out: list[_Resolved] = []
-    answers = resolver.resolve([q for _, q in queries], wanted)
+    answers = resolver.resolve([q for _, q in queries], wanted, want.lacking)
     for (cand, _), name in zip(queries, answers, strict=True):
         if name is not None:
             out.append((cand, name, by))
     if full:
         text = module.text
         spots = [Spot(c.line, text.char_col(c.line, c.byte_col), static_guess(c, index, tree)) for c in full]
-        for cand, name in zip(
-            full, resolver.resolve_in_file(module.source, module.path, spots, wanted), strict=True
-        ):
+        answers = resolver.resolve_in_file(module.source, module.path, spots, wanted, want.lacking)
+        for cand, name in zip(full, answers, strict=True):
             if name is not None:
                 out.append((cand, name, by))
     out.sort(key=lambda r: (r[0].line, r[0].byte_col))

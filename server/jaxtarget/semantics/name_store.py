@@ -96,7 +96,7 @@ class NameStore:
         self.modules = modules  # top-level names whose queries are kept
         self._lock = threading.Lock()
         self._answers: dict[str, str | None] | None = None
-        self._wanted_ids: dict[frozenset[str], str] = {}
+        self._wanted_ids: dict[tuple[frozenset[str], frozenset[str]], str] = {}
 
     @classmethod
     def for_environment(cls, executable: str, sys_path: Sequence[str], jax_version: str | None) -> NameStore:
@@ -115,15 +115,16 @@ class NameStore:
         digest = hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:32]
         return cls(cache_home() / "names" / f"{digest}.json", frozenset(modules))
 
-    def key(self, query: Query, wanted: frozenset[str]) -> str | None:
+    def key(self, query: Query, wanted: frozenset[str], lacking: frozenset[str] = frozenset()) -> str | None:
         """The stored key of a query, or None for one that is never kept."""
         binding = query.binding
         if binding.level or binding.module.split(".", 1)[0] not in self.modules:
             return None
-        wanted_id = self._wanted_ids.get(wanted)
+        wanted_id = self._wanted_ids.get((wanted, lacking))
         if wanted_id is None:
-            wanted_id = hashlib.sha256("\n".join(sorted(wanted)).encode()).hexdigest()[:16]
-            self._wanted_ids[wanted] = wanted_id
+            names = "\n".join(sorted(wanted)) + "\n\n" + "\n".join(sorted(lacking))
+            wanted_id = hashlib.sha256(names.encode()).hexdigest()[:16]
+            self._wanted_ids[(wanted, lacking)] = wanted_id
         return f"{wanted_id} {binding.statement()} {query.dotted}"
 
     def lookup(self, key: str) -> tuple[bool, str | None]:

@@ -86,10 +86,24 @@ class Resolver(Protocol):
     @property
     def reason(self) -> str: ...
 
-    def resolve(self, queries: Sequence[Query], wanted: frozenset[str]) -> list[str | None]: ...
+    def resolve(
+        self, queries: Sequence[Query], wanted: frozenset[str], lacking: frozenset[str] = frozenset()
+    ) -> list[str | None]:
+        """The wanted name each query spells (None: none of them).
+
+        ``lacking``: wanted names some JAX release does not have (added later, or removed);
+        where the installed JAX has nothing at all under a use, such a name is read from its
+        import statement, so that a use of it can be reported as absent from that JAX.
+        """
+        ...
 
     def resolve_in_file(
-        self, source: str, path: str | None, spots: Sequence[Spot], wanted: frozenset[str]
+        self,
+        source: str,
+        path: str | None,
+        spots: Sequence[Spot],
+        wanted: frozenset[str],
+        lacking: frozenset[str] = frozenset(),
     ) -> list[str | None]: ...
 
     def describe(self, qualname: str) -> tuple[str, str]:
@@ -105,12 +119,19 @@ class StaticResolver:
     def __init__(self, reason: str) -> None:
         self.reason = reason
 
-    def resolve(self, queries: Sequence[Query], wanted: frozenset[str]) -> list[str | None]:
+    def resolve(
+        self, queries: Sequence[Query], wanted: frozenset[str], lacking: frozenset[str] = frozenset()
+    ) -> list[str | None]:
         names = (q.binding.qualify(q.dotted) for q in queries)
         return [name if name in wanted else None for name in names]
 
     def resolve_in_file(
-        self, source: str, path: str | None, spots: Sequence[Spot], wanted: frozenset[str]
+        self,
+        source: str,
+        path: str | None,
+        spots: Sequence[Spot],
+        wanted: frozenset[str],
+        lacking: frozenset[str] = frozenset(),
     ) -> list[str | None]:
         return [s.guess if s.guess in wanted else None for s in spots]
 
