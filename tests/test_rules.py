@@ -13,7 +13,7 @@ from jaxtarget.environment import load_environment
 from jaxtarget.rules.registry import APIS, RULES, rules_for_api
 from jaxtarget.semantics.source import ChunkCache
 
-from .conftest import CheckFn, make_engine, token_at
+from .conftest import CheckFn, jax_venv, make_engine, token_at
 
 PAIR = textwrap.dedent(
     """\
@@ -90,6 +90,28 @@ PAIRINGS = {
     "one-send-two-recvs": (
         'lax.psend(x, "i", p)\ny = lax.precv(u, x, "i", p)\nz = lax.precv(v, x, "i", p)\nreturn y, z',
         {1: 0},
+    ),
+    # the axis and permutation spelled as keywords, at either end
+    "keywords": (
+        'lax.psend(x, axis_name="i", perm=p)\nreturn lax.precv(u, x, axis_name="i", perm=p)',
+        {1: 0},
+    ),
+    "keyword-perm": ('lax.psend(x, "i", perm=p)\nreturn lax.precv(u, x, "i", p)', {1: 0}),
+    "keyword-axis-other-perm": (
+        'lax.psend(x, axis_name="i", perm=p)\nreturn lax.precv(u, x, "i", perm=q)',
+        {},
+    ),
+    "keyword-token": (
+        't = lax.psend(x, "i", p)\nreturn lax.precv(token=t, out_shape=x, axis_name="j", perm=q)',
+        {1: 0},
+    ),
+    # a token that no psend returned, or a psend's token handed to another collective
+    "token-of-a-broadcast": ('t = lax.pbroadcast(x, "i", 0)\nreturn lax.precv(t, x, "j", q)', {}),
+    "token-to-a-broadcast": ('t = lax.psend(x, "i", p)\nreturn lax.pbroadcast(t, "j", 0)', {}),
+    # a token stored in a container is not the name the precv receives
+    "token-in-a-list": (
+        'tokens[0] = lax.psend(x, "i", p)\nt = lax.psend(x, "j", q)\nreturn lax.precv(t, x, "k", r)',
+        {2: 1},
     ),
 }
 
@@ -247,6 +269,31 @@ def test_alias_assignment_is_not_jt002(check: CheckFn) -> None:
 )
 def test_conditions_on_arguments(check: CheckFn, source: str, expected: list[str]) -> None:
     assert codes(check(source, ("tpu",))) == expected
+
+
+def test_a_broadcast_from_a_source_array_is_the_dynamic_broadcast(check: CheckFn) -> None:
+    """`pbroadcast(x, axis, jnp.int32(i))`: the source is the third argument, by place or by name.
+
+    jax 0.10.2 has no dynamic broadcast yet (public from 0.12.0): the call fails everywhere.
+    """
+    source = (
+        "import jax.numpy as jnp\nfrom jax import lax\n\n\ndef spread(x, i):\n"
+        '    a = lax.pbroadcast(x, "i", jnp.int32(i))\n'
+        '    b = lax.pbroadcast(x, "i", source=jnp.int32(i))\n'
+        '    c = lax.pbroadcast(x, "i", 0)\n'
+        "    d = lax.pbroadcast(x, jnp.int32(i), 0)\n"
+        "    return a, b, c, d\n"
+    )
+    found = check(source, ("tpu",), python=jax_venv("0.10.2")).findings
+    dynamic = "`lax.pbroadcast` with a source array is not in jax 0.10.2 (public from 0.12.0)"
+    static = "`lax.pbroadcast` only lowers on GPU (cuda, rocm); target 'tpu' would raise NotImplementedError"
+    assert [(f.code, f.span.line, f.message.startswith(dynamic)) for f in found] == [
+        ("JT001", 6, True),
+        ("JT001", 7, True),
+        ("JT001", 8, False),
+        ("JT001", 9, False),
+    ]
+    assert [f.message for f in found[2:]] == [static, static]
 
 
 def test_schur_is_cpu_only(check: CheckFn) -> None:

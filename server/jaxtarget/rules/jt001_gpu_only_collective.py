@@ -93,7 +93,8 @@ def pairs(refs: list[Reference]) -> dict[int, Reference]:
     partner: dict[int, Reference] = {}
     for recv in recvs:
         assert recv.call is not None
-        token = recv.call.args[0] if recv.call.args else None
+        token = call_arg(recv.call, 0, "token")
+        where = _axis_and_perm(recv.call, 2)
         for send in sends:
             if id(send) in partner or send.function is not recv.function:
                 continue
@@ -102,14 +103,21 @@ def pairs(refs: list[Reference]) -> dict[int, Reference]:
             stmt = send.statement
             if isinstance(token, ast.Name) and isinstance(stmt, ast.Assign) and stmt.value is send.call:
                 linked = any(isinstance(t, ast.Name) and t.id == token.id for t in stmt.targets)
-            if not linked and len(send.call.args) >= 3 and len(recv.call.args) >= 4:
-                linked = ast.dump(send.call.args[1]) == ast.dump(recv.call.args[2]) and ast.dump(
-                    send.call.args[2]
-                ) == ast.dump(recv.call.args[3])
+            if not linked and where is not None:
+                linked = _axis_and_perm(send.call, 1) == where
             if linked:
                 partner[id(send)], partner[id(recv)] = recv, send
                 break
     return partner
+
+
+def _axis_and_perm(call: ast.Call, axis_at: int) -> tuple[str, str] | None:
+    """The ``axis_name`` and ``perm`` arguments, positional from ``axis_at`` or by keyword."""
+    axis = call_arg(call, axis_at, "axis_name")
+    perm = call_arg(call, axis_at + 1, "perm")
+    if axis is None or perm is None:
+        return None
+    return ast.dump(axis), ast.dump(perm)
 
 
 def paired(v: Violation, partner: dict[int, Reference]) -> Violation:
