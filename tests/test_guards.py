@@ -405,3 +405,89 @@ def test_an_edit_to_the_predicates_module_is_seen(check: CheckFn, layout: Path) 
     assert check(source, ("cpu",), str(path)).findings == []
     checks.write_text(PREDICATES["env"] + "\n# a longer file\n")
     assert [f.code for f in check(source, ("cpu",), str(path)).findings] == ["JT001", "JT002"]
+
+
+# Ahead-of-time compilation for a TPU topology with no TPU attached (modelled on
+# ayaka14732/pallas-tpu-tutorial research_notes/show_llo.py and AI-Hypercomputer/maxtext
+# train_compile.py): the process runs on cpu, the jitted function is lowered for the devices
+# of its shardings.
+AOT = """\
+import os
+
+os.environ["JAX_PLATFORMS"] = "cpu"
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import mesh_utils, topologies
+from jax.experimental import pallas as pl
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+topology = topologies.get_topology_desc("v5e-4", platform="tpu")
+target = jax.sharding.SingleDeviceSharding(topology.devices[0])
+
+
+def copy(x_ref, o_ref):
+    o_ref[...] = x_ref[...]
+
+
+def kernel(x):
+    return pl.pallas_call(copy, out_shape=x)(x)
+
+
+jax.jit(kernel, in_shardings=target, out_shardings=target).lower(x_spec).compile()
+
+
+def eig_step(a):
+    return jnp.linalg.eig(a)[0]
+
+
+topo = topologies.get_topology_desc(platform="tpu", topology_name="v4:2x2x1")
+devices = mesh_utils.create_device_mesh((2, 2), devices=topo.devices)
+mesh = Mesh(devices, ("data", "model"))
+sharded = NamedSharding(mesh, P("data"))
+jax.jit(eig_step, in_shardings=(sharded,), out_shardings=sharded).lower(x_spec).compile()
+
+
+def on_the_host(x):
+    return pl.pallas_call(copy, out_shape=x)(x)
+
+
+here = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+jax.jit(on_the_host, in_shardings=here).lower(x_spec)
+
+
+def on_attached_tpus(x):
+    return pl.pallas_call(copy, out_shape=x)(x)
+
+
+grid = Mesh(np.array(jax.devices("tpu")).reshape(2, 2), ("a", "b"))
+jax.jit(on_attached_tpus, out_shardings=NamedSharding(grid, P())).lower(x_spec)
+"""
+
+
+@pytest.mark.parametrize("target", ["cpu", "tpu"])
+def test_a_function_compiled_for_a_tpu_topology_runs_on_tpu(check: CheckFn, target: str) -> None:
+    """The Pallas kernel lowered for a TPU topology's device (21) and for attached TPUs by
+    a mesh (47) lowers there, whatever the targets and the process's JAX_PLATFORMS=cpu;
+    eig lowered for the topology's mesh (28) fails there on either target; the one placed
+    on the default device (39) runs on the process's cpu."""
+    found = check(AOT, (target,)).findings
+    assert [(f.span.line, f.message) for f in found] == [
+        (28, "`jnp.linalg.eig` only lowers on cpu, cuda, rocm; target 'tpu' would fail to lower"),
+        (
+            39,
+            "`pallas_call` without interpret=True only lowers on cuda, tpu; target 'cpu' would fail to lower",
+        ),
+    ]
+
+
+def test_a_topology_of_another_library_pins_nothing(check: CheckFn) -> None:
+    """A `get_topology_desc` from elsewhere says nothing of jax's devices: the kernel (21)
+    runs on the process's cpu, and so does eig (28), which lowers there; the mesh of
+    `jax.devices("tpu")` (47) still pins."""
+    source = AOT.replace(
+        "from jax.experimental import mesh_utils, topologies", "from mylib import mesh_utils, topologies"
+    )
+    found = check(source, ("tpu",)).findings
+    assert [f.span.line for f in found] == [21, 39]

@@ -242,7 +242,9 @@ class Module:
     def may_pin(self) -> bool:
         """Whether the module passes ``backend=`` or ``device=`` anywhere (once per version)."""
         if self._may_pin is None:
-            self._may_pin = bool(self.lines_of_word("backend") or self.lines_of_word("device"))
+            self._may_pin = any(
+                self.lines_of_word(word) for word in ("backend", "device", "in_shardings", "out_shardings")
+            )
         return self._may_pin
 
     def uses_of(self, name: str) -> list[tuple[ast.Name, list[ast.AST]]]:
@@ -320,7 +322,7 @@ def analyse(
     source = text.source
     setup = [
         ln
-        for ln in lines_with_words(text, (*SETUP_WORDS, *pins.PLATFORM_WORDS))
+        for ln in lines_with_words(text, (*SETUP_WORDS, *pins.PLATFORM_WORDS, *uses.PIN_WORDS))
         if ln in view
         or "import" in text.text(ln)
         or not view.is_definition(ln)
@@ -361,9 +363,13 @@ def analyse(
         )
         view.ensure(lines_where(text, receivers, pattern))
     pin = pins.module_pin(view.module()) or project_pin
-    module.references = _references(resolved, text, module.guards, wanted.subjects, pin)
+    module.references = _references(resolved, text, module.guards, wanted.subjects)
     for ref in module.references:
         through_module_names(module, ref)
+        if ref.pinned is None:
+            # the process's platform, where the code around the use pins nothing of its own
+            # (a function compiled for a TPU topology in a script run with JAX_PLATFORMS=cpu)
+            ref.pinned = pin
     return module
 
 
@@ -436,7 +442,6 @@ def _references(
     text: Lines,
     guards: Guards,
     subjects: frozenset[str],
-    pin: frozenset[str] | None,
 ) -> list[Reference]:
     refs: list[Reference] = []
     for c, qualname, by in resolved:
@@ -456,7 +461,7 @@ def _references(
                 call,
                 allowed,
                 by,
-                pinned=uses.pinned(guards, c.ancestors, c.node) or pin,
+                pinned=uses.pinned(guards, c.ancestors, c.node),
                 inspected=uses.inspected(guards, c.ancestors, c.node),
                 expects_error=guards.expects_error(c.ancestors),
                 caught=handled.caught(c.ancestors, c.node),
