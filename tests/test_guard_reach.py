@@ -127,6 +127,20 @@ CASES: dict[str, tuple[str, list[tuple[int, tuple[str, ...]]]]] = {
         """,
         [(3, BOTH)],
     ),
+    # a test module's helper runs where the module calls it: past the skip
+    "module-level-skip-before-the-use": (
+        """
+        def spread(x):
+            return lax.pbroadcast(x, "i", 0)
+
+
+        if jax.default_backend() != "gpu":
+            raise unittest.SkipTest("gpu only")
+
+        ONES = spread(jax.numpy.ones(4))
+        """,
+        [],
+    ),
     # ------------------------------------------------------------ helpers of the module
     # a helper without return that skips: it comes back only where it did not skip
     "helper-that-skips": (
@@ -259,6 +273,19 @@ CASES: dict[str, tuple[str, list[tuple[int, tuple[str, ...]]]]] = {
                 lax.pbroadcast(1, "i", 0)
         """,
         [],
+    ),
+    # classes that name each other as bases (an edit in progress) are read without looping
+    "bases-in-a-loop": (
+        """
+        class SpreadTest(BroadcastTest):
+            def test_spread(self):
+                lax.pbroadcast(1, "i", 0)
+
+
+        class BroadcastTest(SpreadTest):
+            pass
+        """,
+        [(4, BOTH)],
     ),
     # setUpClass skips on tpu; a class attribute before it is no method
     "setup-class": (
@@ -488,3 +515,11 @@ def test_the_targets_that_reach_the_call(check: CheckFn, name: str) -> None:
     found = check(source, TARGETS, "spread_test.py").findings
     got = [(f.span.line - first, f.failing) for f in found if f.code == "JT001"]
     assert got == expected, "\n".join(f"{i + 1:3} {t}" for i, t in enumerate(source.splitlines()[first:]))
+
+
+def test_a_library_function_runs_wherever_importers_call_it(check: CheckFn) -> None:
+    """The module's own call past its skip does not bound the function: importers call it too."""
+    body, _ = CASES["module-level-skip-before-the-use"]
+    source = HEAD + textwrap.dedent(body)
+    found = check(source, TARGETS, "mylib/ops.py").findings
+    assert [(f.code, f.span.line - HEAD.count("\n"), f.failing) for f in found] == [("JT001", 3, BOTH)]
