@@ -105,6 +105,8 @@ PAIRINGS = {
         't = lax.psend(x, "i", p)\nreturn lax.precv(token=t, out_shape=x, axis_name="j", perm=q)',
         {1: 0},
     ),
+    # the permutation in a mapping: what the psend sends to is not known
+    "perm-in-a-mapping": ('lax.psend(x, "i", **where)\nreturn lax.precv(u, x, "i", p)', {}),
     # a token that no psend returned, or a psend's token handed to another collective
     "token-of-a-broadcast": ('t = lax.pbroadcast(x, "i", 0)\nreturn lax.precv(t, x, "j", q)', {}),
     "token-to-a-broadcast": ('t = lax.psend(x, "i", p)\nreturn lax.pbroadcast(t, "j", 0)', {}),
