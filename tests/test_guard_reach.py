@@ -490,6 +490,19 @@ CASES: dict[str, tuple[str, list[tuple[int, tuple[str, ...]]]]] = {
         """,
         [(21, BOTH), (25, BOTH), (35, BOTH), (39, BOTH), (40, BOTH)],
     ),
+    # a backend test bound to a name first is read as the guard, not assumed true
+    "backend-test-bound-to-a-name": (
+        """
+        def spread(x):
+            on_tpu = jax.default_backend() == "tpu"
+            if on_tpu:
+                return lax.pbroadcast(x, "i", 0)
+            if not on_tpu:
+                return lax.pbroadcast(x, "i", 1)
+            return x
+        """,
+        [(5, ("tpu",)), (7, ("cpu",))],
+    ),
     # ------------------------------------------------------------ meant to fail
     "inside-assert-raises": (
         """
