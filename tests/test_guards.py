@@ -491,3 +491,137 @@ def test_a_topology_of_another_library_pins_nothing(check: CheckFn) -> None:
     )
     found = check(source, ("tpu",)).findings
     assert [f.span.line for f in found] == [21, 39]
+
+
+# A TPU told by its device kind, and by the generation a helper derives from it (modelled on
+# google/jaxite jaxite_cggi/jax_helpers.py get_tpu_version and polymul_kernel.py, and on
+# Pallas TPU kernels that check `jax.devices()[0].device_kind`).
+KINDS = """\
+import jax
+from jax.experimental import pallas as pl
+
+
+def tpu_generation():
+    kind = jax.devices()[0].device_kind
+    if "TPU" not in kind:
+        return -1
+    if kind.endswith(" lite"):
+        kind = kind[: -len(" lite")]
+    return int(kind[-1])
+
+
+def by_kind(k, x):
+    if "TPU" in jax.devices()[0].device_kind:
+        return pl.pallas_call(k, out_shape=x)(x)
+    return x
+
+
+def by_lowered_kind(k, x):
+    kind = jax.local_devices()[0].device_kind.lower()
+    if "tpu v5" not in kind:
+        return x
+    return pl.pallas_call(k, out_shape=x)(x)
+
+
+def by_prefix(k, x):
+    if jax.devices()[0].device_kind.startswith("TPU"):
+        return pl.pallas_call(k, out_shape=x)(x)
+    return x
+
+
+def by_generation(k, x):
+    generation = tpu_generation()
+    if x.shape[0] % 128 == 0 and generation >= 5:
+        return pl.pallas_call(k, out_shape=x)(x)
+    return x
+
+
+def by_generation_inline(k, x):
+    if tpu_generation() > 0:
+        return pl.pallas_call(k, out_shape=x)(x)
+    return x
+
+
+def off_tpu_generation(k, x):
+    if tpu_generation() < 0:
+        return pl.pallas_call(k, out_shape=x)(x)
+    return x
+
+
+def by_gpu_kind(k, x):
+    if "H100" in jax.devices()[0].device_kind:
+        return pl.pallas_call(k, out_shape=x)(x)
+    return x
+
+
+def _on_tpu_only(k, x):
+    return pl.pallas_call(k, out_shape=x)(x)
+
+
+def dispatch(k, x):
+    if tpu_generation() >= 4:
+        return _on_tpu_only(k, x)
+    return x
+
+
+def _called_anywhere(k, x):
+    return pl.pallas_call(k, out_shape=x)(x)
+
+
+def run(k, x):
+    if "TPU" in jax.devices()[0].device_kind:
+        x = _called_anywhere(k, x)
+    return _called_anywhere(k, x)
+"""
+
+
+def test_a_tpu_told_by_its_device_kind_or_generation(check: CheckFn) -> None:
+    """A kind naming a TPU, and a helper's generation number that is -1 off TPU, gate to
+    tpu (a Pallas call there lowers on tpu only): nothing on cpu; the branch taken off TPU
+    (48), a GPU model's kind (54), and a private helper some caller runs ungated (69) are
+    reported; one run only under a TPU gate (59) is not."""
+    found = check(KINDS, ("cpu",), "kernels.py").findings
+    assert [f.span.line for f in found] == [48, 54, 69]
+
+
+HELPERS = """\
+import jax
+
+
+def get_tpu_version() -> int:
+    \"\"\"The TPU generation, -1 off TPU.\"\"\"
+    kind = jax.devices()[0].device_kind
+    if "TPU" not in kind:
+        return -1
+    return int(kind[-1])
+"""
+
+
+@pytest.mark.parametrize(
+    ("imports", "call"),
+    [
+        ("from mylib import helpers", "helpers.get_tpu_version()"),
+        ("import mylib.helpers as helpers", "helpers.get_tpu_version()"),
+        ("from mylib.helpers import get_tpu_version", "get_tpu_version()"),
+        ("from .helpers import get_tpu_version", "get_tpu_version()"),
+    ],
+)
+def test_a_generation_from_another_module_of_the_project(
+    check: CheckFn, tmp_path: Path, imports: str, call: str
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "mylib").mkdir()
+    (tmp_path / "mylib" / "__init__.py").write_text("")
+    (tmp_path / "mylib" / "helpers.py").write_text(HELPERS)
+    source = (
+        f"from jax.experimental import pallas as pl\n{imports}\n\n\ndef f(k, x):\n"
+        f"    version = {call}\n    if version >= 5:\n        return pl.pallas_call(k, out_shape=x)(x)\n"
+        "    return pl.pallas_call(k, out_shape=x, interpret=version < 0)(x)\n"
+    )
+    kernel = tmp_path / "mylib" / "kernel.py"
+    kernel.write_text(source)
+    assert [f.span.line for f in check(source, ("cpu",), str(kernel)).findings] == []
+    # the same helper returning 0 off TPU: `>= 5` still gates, `> -1` no longer does
+    (tmp_path / "mylib" / "helpers.py").write_text(HELPERS.replace("return -1", "return 0"))
+    lower = source.replace("version >= 5", "version > -1")
+    assert [f.span.line for f in check(lower, ("cpu",), str(kernel)).findings] == [8]

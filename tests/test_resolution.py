@@ -145,3 +145,35 @@ def test_static_fallback_finds_common_spellings(check: CheckFn, python_without_j
         findings
         and token_at(source, findings[0].span.line, findings[0].span.col, findings[0].span.end_col) == token
     )
+
+
+# A package that picks its array library by configuration and re-exports it (modelled on
+# benvial/nannos nannos/__init__.py, `backend = numpy` from jax, numpy or torch, and
+# nannos/layers.py `bk.linalg.eig(A)`): jedi finds numpy's eig as well as jax's there.
+CHOSEN = """\
+import os
+
+if os.environ.get("MYPKG_BACKEND") == "jax":
+    from jax import numpy as backend
+else:
+    import numpy as backend
+"""
+
+
+@pytest.mark.parametrize(
+    ("init", "codes"),
+    [
+        (CHOSEN, []),  # numpy's or jax's, by configuration: not visibly the JAX API
+        ("from jax import numpy as backend\n", ["JT003"]),  # jax's alone
+        ("if True:\n    from jax import numpy as backend\nelse:\n    backend = None\n", ["JT003"]),
+    ],
+)
+def test_a_library_chosen_by_configuration_is_not_visibly_jax(
+    check: CheckFn, tmp_path: Path, init: str, codes: list[str]
+) -> None:
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text(init)
+    layers = tmp_path / "mypkg" / "layers.py"
+    source = "from . import backend as bk\n\n\ndef eig_func(a):\n    return bk.linalg.eig(a)\n"
+    layers.write_text(source)
+    assert [f.code for f in check(source, ("tpu",), str(layers)).findings] == codes

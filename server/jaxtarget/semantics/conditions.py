@@ -12,11 +12,11 @@ not backend tests. Sets are exact: ``ALL`` means "no restriction known".
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ..platforms import ALL_PLATFORMS, platforms_of
 from .entry import Entry
-from .predicates import imported_predicate
+from .predicates import Comparison, imported_predicate, module_predicate
 from .values import Values, _module_bindings_in, body_statements
 
 ALL = ALL_PLATFORMS
@@ -161,6 +161,53 @@ def _clears(stmt: ast.stmt, name: str) -> bool:
         and isinstance(body.value, ast.Constant)
         and body.value.value is False
     )
+
+
+_NUMBER_OPS: dict[type[ast.cmpop], Callable[[float, float], bool]] = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+}
+
+
+def _number(node: ast.expr | None) -> float | None:
+    """The number a returned expression is (``-1``, ``0``), None when not a literal one."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _number(node.operand)
+        return -inner if inner is not None else None
+    value = node.value if isinstance(node, ast.Constant) else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+def _stores(stmt: ast.stmt, name: str) -> bool:
+    stored = (n for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    return any(n.id == name for n in stored)
+
+
+def _value_before(name: ast.Name, chain: Sequence[ast.AST]) -> tuple[ast.expr, list[ast.AST]] | None:
+    """The value a function's own statements last assigned ``name`` before its use, where they
+    rebind it later (``kind = ...device_kind``; the test; ``kind = kind[:-5]``). None when a
+    statement before the use binds it any other way."""
+    at = next((i for i in range(len(chain) - 1, -1, -1) if isinstance(chain[i], DEFS)), None)
+    if at is None:
+        return None
+    func = chain[at]
+    assert isinstance(func, DEFS)
+    last: ast.expr | None = None
+    for stmt in body_statements(func):
+        if stmt.lineno >= name.lineno:
+            break
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+        if isinstance(stmt, ast.Assign) and isinstance(target, ast.Name) and target.id == name.id:
+            last = stmt.value
+        elif _stores(stmt, name.id):
+            return None
+    return (last, [*chain[: at + 1]]) if last is not None else None
 
 
 def _returns(stmt: ast.stmt, value: bool) -> bool:
@@ -318,11 +365,110 @@ class Conditions:
             and not expr.value.keywords
         )
 
+    def is_device_kind(self, node: ast.AST, chain: Sequence[ast.AST], depth: int = 0) -> bool:
+        """Whether ``node`` is a device's kind (``jax.devices()[0].device_kind``, ``"TPU v5 lite"``),
+        as it is or in lower or upper case."""
+        if isinstance(node, ast.Attribute) and node.attr == "device_kind":
+            return self._is_device(node.value, chain, depth)
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("lower", "upper", "strip")
+            and not node.args
+        ):
+            return self.is_device_kind(node.func.value, chain, depth)
+        if isinstance(node, ast.Name) and depth < 4:
+            value = self.values.value_of(node, chain) or _value_before(node, chain)
+            return value is not None and self.is_device_kind(value[0], value[1], depth + 1)
+        return False
+
+    def _kind_compare(
+        self, left: ast.expr, op: ast.cmpop, right: ast.expr, chain: Sequence[ast.AST]
+    ) -> Sets | None:
+        """``"TPU" in kind``, ``"tpu" not in kind.lower()``, ``kind == "TPU v4"``: a kind naming
+        a TPU is a TPU's (only TPUs' kinds start with "TPU"; a GPU's names its model)."""
+        if isinstance(op, (ast.In, ast.NotIn)):
+            text, kind = left, right
+        elif isinstance(op, (ast.Eq, ast.NotEq)):
+            text, kind = (right, left) if isinstance(right, ast.Constant) else (left, right)
+        else:
+            return None
+        if not (isinstance(text, ast.Constant) and isinstance(text.value, str)):
+            return None
+        if "tpu" not in text.value.lower():
+            return None
+        if not self.is_device_kind(kind, chain):
+            return None
+        tpu = frozenset({"tpu"})
+        return (tpu, ALL) if isinstance(op, (ast.In, ast.Eq)) else (ALL, tpu)
+
+    def _number_compare(
+        self, left: ast.expr, op: ast.cmpop, right: ast.expr, chain: Sequence[ast.AST]
+    ) -> Sets | None:
+        """``tpu_version() >= 5``, ``version > 0`` with ``version = tpu_version()``: where the
+        comparison can be true and false, from what the function returns on each platform."""
+        bound = _number(right)
+        compare = _NUMBER_OPS.get(type(op))
+        if bound is None or compare is None:
+            return None
+        call: ast.AST = left
+        if isinstance(left, ast.Name):
+            value = self.values.value_of(left, chain)
+            if value is None:
+                return None
+            call, chain = value
+        if not (isinstance(call, ast.Call) and not call.args and not call.keywords):
+            return None
+        returns = self._returns_by_platform(call.func, chain) if isinstance(call.func, ast.Name) else None
+        if returns is None:
+            return self._imported(call.func, chain, (type(op), bound))
+        true: frozenset[str] = NONE
+        false: frozenset[str] = NONE
+        for where, number in returns:
+            if number is None or compare(number, bound):
+                true |= where
+            if number is None or not compare(number, bound):
+                false |= where
+        return true, false
+
+    def _returns_by_platform(
+        self, func: ast.Name, chain: Sequence[ast.AST]
+    ) -> list[tuple[frozenset[str], float | None]] | None:
+        """What a function returns (a number, or None when unknown) and the platforms that reach
+        each return, for a body of early returns under backend tests then a last return
+        (``if "TPU" not in kind: return -1``; ``return int(kind[-1])``). None: another shape."""
+        found = self.values.function(func, chain)
+        if found is None:
+            return None
+        func_def, inside = found
+        reach = ALL
+        out: list[tuple[frozenset[str], float | None]] = []
+        for stmt in body_statements(func_def):
+            if isinstance(stmt, ast.Return):
+                out.append((reach, _number(stmt.value)))
+                return out
+            last = stmt.body[-1] if isinstance(stmt, ast.If) and not stmt.orelse else None
+            if isinstance(stmt, ast.If) and isinstance(last, ast.Return):
+                if any(isinstance(n, ast.Return) for s in stmt.body[:-1] for n in ast.walk(s)):
+                    return None
+                true, false = self.sets(stmt.test, inside, 1)
+                out.append((reach & true, _number(last.value)))
+                reach &= false
+            elif any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) for n in ast.walk(stmt)):
+                return None
+        return None  # falls off the end: returns None, no number
+
     def _compare(self, left: ast.expr, op: ast.cmpop, right: ast.expr, chain: Sequence[ast.AST]) -> Sets:
         if self._entry is not None:
             known = self._entry.decides(left, op, right)
             if known is not None:
                 return (ALL, NONE) if known else (NONE, ALL)
+        kind = self._kind_compare(left, op, right, chain)
+        if kind is not None:
+            return kind
+        number = self._number_compare(left, op, right, chain)
+        if number is not None:
+            return number
         if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
             # jax.devices()[0] == jax.devices("cpu")[0]
             for a, b in ((left, right), (right, left)):
@@ -356,6 +502,14 @@ class Conditions:
         if name == DEVICE_MATCHES and test.args:
             values = string_set(test.args[0])
             return (values, ALL - values) if values is not None else (ALL, ALL)
+        func = test.func
+        if (  # kind.startswith("TPU")
+            isinstance(func, ast.Attribute)
+            and func.attr == "startswith"
+            and len(test.args) == 1
+            and self._kind_compare(test.args[0], ast.In(), func.value, chain) is not None
+        ):
+            return frozenset({"tpu"}), ALL
         if isinstance(test.func, ast.Name) and test.func.id in ("any", "all") and len(test.args) == 1:
             arg = test.args[0]
             if isinstance(arg, (ast.GeneratorExp, ast.ListComp)):
@@ -371,29 +525,50 @@ class Conditions:
             imported = self._imported(test.func, chain)
             if imported is not None:
                 return imported
+        if isinstance(test.func, ast.Attribute) and not test.args and not test.keywords and name is None:
+            imported = self._imported(test.func, chain)  # utils.has_gpu()
+            if imported is not None:
+                return imported
         return ALL, ALL
 
-    def _imported(self, func: ast.Name, chain: Sequence[ast.AST]) -> Sets | None:
-        """A predicate imported from another module of the project (``from .utils import has_gpu``).
+    def _imported(
+        self, func: ast.expr, chain: Sequence[ast.AST], comparison: Comparison = None
+    ) -> Sets | None:
+        """A predicate imported from another module of the project (``from .utils import has_gpu``,
+        or its module: ``from mylib import utils``, ``utils.has_gpu()``); with ``comparison``,
+        a function whose result is compared with a number (``get_tpu_version() >= 5``).
 
-        Only where one top-level ``from ... import`` binds the name and nothing else in
-        the module or the functions around the call does.
+        Only where one top-level import binds the name and nothing else in the module or
+        the functions around the call does.
         """
-        if self.path is None or self.values.bound_locally(func.id, chain):
+        if isinstance(func, ast.Name):
+            name, function = func.id, None
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            name, function = func.value.id, func.attr
+        else:
             return None
-        imports: list[ast.ImportFrom] = []
+        if self.path is None or self.values.bound_locally(name, chain):
+            return None
+        imports: list[ast.Import | ast.ImportFrom] = []
         for stmt in self.tree.body:
-            if isinstance(stmt, ast.ImportFrom) and any((a.asname or a.name) == func.id for a in stmt.names):
+            if isinstance(stmt, ast.ImportFrom) and any((a.asname or a.name) == name for a in stmt.names):
                 imports.append(stmt)
             elif not isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                found, unsure = _module_bindings_in(stmt, func.id)
+                found, unsure = _module_bindings_in(stmt, name)
                 if found or unsure:
                     return None
-            elif any((a.asname or a.name.split(".")[0]) == func.id for a in stmt.names):
-                return None
+            elif any((a.asname or a.name.split(".")[0]) == name for a in stmt.names):
+                if function is None or not any(a.asname == name for a in stmt.names):
+                    return None
+                imports.append(stmt)  # import mylib.utils as utils
         if len(imports) != 1:
             return None
-        return imported_predicate(self.path, imports[0], func.id)
+        stmt = imports[0]
+        if function is not None:
+            return module_predicate(self.path, stmt, name, function, comparison)
+        if not isinstance(stmt, ast.ImportFrom):
+            return None
+        return imported_predicate(self.path, stmt, name, comparison)
 
     def _probed(self, func: ast.expr, chain: Sequence[ast.AST]) -> frozenset[str] | None:
         """Where a capability probe of an API can return True (None: ``func`` is not one).

@@ -262,11 +262,18 @@ def _not_installed(name: str | None, wanted: frozenset[str], lacking: frozenset[
     return name if name in lacking or name.split(".", 1)[0] not in ("jax", "jaxlib") else None
 
 
+#: packages whose definitions beside a wanted one leave a use the wanted one
+_SAME_USE_ROOTS = frozenset({"jax", "jaxlib", "builtins", "typing"})
+
+
 def _match(names: Sequence[jedi.api.classes.Name], defs: dict[str, str]) -> str | None:
-    for n in names:
-        if n.full_name and n.full_name in defs:
-            return defs[n.full_name]
-    return None
+    """The wanted name jedi found, unless it also found another library's (``bk.linalg.eig``
+    where ``bk`` is numpy or jax.numpy by configuration: not visibly the JAX API)."""
+    found = next((defs[n.full_name] for n in names if n.full_name and n.full_name in defs), None)
+    if found is None:
+        return None
+    roots = {n.full_name.split(".", 1)[0] for n in names if n.full_name and n.full_name not in defs}
+    return None if roots - _SAME_USE_ROOTS else found
 
 
 def create_environment(executable: str, same_as_running: bool) -> jedi.api.environment.Environment:

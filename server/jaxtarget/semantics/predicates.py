@@ -23,6 +23,8 @@ from .scopes import ScopeIndex, binding_for, collect
 from .text import Lines, lines_with_words
 
 Sets = tuple[frozenset[str], frozenset[str]]
+#: a comparison of the function's result with a number (``get_tpu_version() >= 5``)
+Comparison = tuple[type[ast.cmpop], float] | None
 
 
 def module_function(tree: ast.Module, name: str) -> ast.FunctionDef | None:
@@ -37,8 +39,9 @@ def module_function(tree: ast.Module, name: str) -> ast.FunctionDef | None:
     return found
 
 
-def predicate_sets(source: str, name: str) -> Sets | None:
-    """Where the module-level function ``name`` can return True, and where False.
+def predicate_sets(source: str, name: str, comparison: Comparison = None) -> Sets | None:
+    """Where the module-level function ``name`` can return True, and where False (with
+    ``comparison``: where its result compared so can be true, and false).
 
     None when the module does not parse, has no such function, or the function is not
     a backend test (it could return either anywhere).
@@ -71,7 +74,10 @@ def predicate_sets(source: str, name: str) -> Sets | None:
             if public is not None:
                 resolved[id(cand.node)] = public
     call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[], keywords=[])
-    sets = Conditions(tree, resolved).sets(call, [tree])
+    test: ast.expr = call
+    if comparison is not None:
+        test = ast.Compare(left=call, ops=[comparison[0]()], comparators=[ast.Constant(comparison[1])])
+    sets = Conditions(tree, resolved).sets(test, [tree])
     return None if sets == (ALL, ALL) else sets
 
 
@@ -128,21 +134,21 @@ class _Read:
     sets: Sets | None
 
 
-#: (file, function) -> what its last read version said
-_READ: dict[tuple[Path, str], _Read] = {}
+#: (file, function, comparison) -> what its last read version said
+_READ: dict[tuple[Path, str, Comparison], _Read] = {}
 
 #: files larger than this are not read for predicates
 _MAX_BYTES = 2 * 1024 * 1024
 
 
-def file_predicate(path: Path, name: str) -> Sets | None:
+def file_predicate(path: Path, name: str, comparison: Comparison = None) -> Sets | None:
     """``predicate_sets`` of the function ``name`` in the file at ``path`` (cached on its stamp)."""
     try:
         st = path.stat()
     except OSError:
         return None
     stamp = (st.st_mtime_ns, st.st_size)
-    hit = _READ.get((path, name))
+    hit = _READ.get((path, name, comparison))
     if hit is None or hit.stamp != stamp:
         sets: Sets | None = None
         try:
@@ -151,14 +157,16 @@ def file_predicate(path: Path, name: str) -> Sets | None:
             data = b""
         if f"def {name}".encode() in data:  # most files never spell it: no decoding, no parse
             try:
-                sets = predicate_sets(data.decode("utf-8"), name)
+                sets = predicate_sets(data.decode("utf-8"), name, comparison)
             except UnicodeDecodeError:
                 sets = None
-        hit = _READ[(path, name)] = _Read(stamp, sets)
+        hit = _READ[(path, name, comparison)] = _Read(stamp, sets)
     return hit.sets
 
 
-def imported_predicate(path: str | None, stmt: ast.ImportFrom, name: str) -> Sets | None:
+def imported_predicate(
+    path: str | None, stmt: ast.ImportFrom, name: str, comparison: Comparison = None
+) -> Sets | None:
     """Where the function ``stmt`` imports as ``name`` is true and false, when a project file defines it."""
     if not path:
         return None
@@ -169,4 +177,29 @@ def imported_predicate(path: str | None, stmt: ast.ImportFrom, name: str) -> Set
     found = module_file(here, stmt.module or "", stmt.level)
     if found is None or found == here:
         return None
-    return file_predicate(found, alias.name)
+    return file_predicate(found, alias.name, comparison)
+
+
+def module_predicate(
+    path: str | None,
+    stmt: ast.Import | ast.ImportFrom,
+    name: str,
+    function: str,
+    comparison: Comparison = None,
+) -> Sets | None:
+    """Where ``name.function()`` is true and false, ``name`` being the project module ``stmt``
+    imports (``from jaxite.jaxite_cggi import jax_helpers``, ``import mylib.utils as utils``)."""
+    if not path:
+        return None
+    alias = next((a for a in stmt.names if (a.asname or a.name) == name), None)
+    if alias is None:
+        return None
+    here = Path(path).resolve()
+    if isinstance(stmt, ast.ImportFrom):
+        module = f"{stmt.module}.{alias.name}" if stmt.module else alias.name
+        found = module_file(here, module, stmt.level)
+    else:
+        found = module_file(here, alias.name, 0) if alias.asname else None
+    if found is None or found == here:
+        return None
+    return file_predicate(found, function, comparison)

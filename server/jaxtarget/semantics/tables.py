@@ -96,7 +96,11 @@ def through_module_names(module: ModuleUses, ref: Use) -> None:
             pins |= got
         if pins:
             ref.pinned = frozenset(pins)
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and _helper_of_tests(module, stmt):
+    # a test module's helper, or a private function of any module (``_decomposed_polymul``):
+    # its callers are the module's own, and it runs where they call it
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+        _helper_of_tests(module, stmt) or stmt.name.startswith("_")
+    ):
         reach = _callers_reach(module, stmt)
         if reach is not None:
             ref.allowed = as_allowed(reach if ref.allowed is None else reach & ref.allowed)
