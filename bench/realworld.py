@@ -33,7 +33,9 @@ This script is a benchmark, not a test: the pytest suite does not run it.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
+import os
 import re
 import subprocess
 import sys
@@ -195,11 +197,51 @@ def read_source(entry: Entry, mirror: Path | None, checkout: Path | None) -> tup
 _ROOT_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
 
 
-def context_files(entry: Entry, mirror: Path | None, checkout: Path | None) -> dict[str, bytes]:
-    """The repository's conftest.py files on the module's path and its root markers, at the pinned commit."""
+def _imported_paths(source: bytes, path: str) -> list[str]:
+    """Where the project modules a file imports would be in its repository (candidates):
+    ``from pkg.sub import mod`` -> pkg/sub.py, pkg/sub/__init__.py, pkg/sub/mod.py, under the
+    root and under src/; relative imports from the file's folder."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    absolute = [Path(), Path("src")]
+    out: list[str] = []
+
+    def module_at(bases: list[Path], module: list[str], names: list[str]) -> None:
+        for base in bases:
+            here = base.joinpath(*module)
+            if module:
+                out.extend((str(here.with_suffix(".py")), str(here / "__init__.py")))
+            out.extend(str(here / f"{name}.py") for name in names)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                module_at(absolute, alias.name.split("."), [])
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module.split(".") if node.module else []
+            names = [a.name for a in node.names if a.name != "*"]
+            up = [Path(path).parent.joinpath(*[".."] * (node.level - 1))]
+            module_at(up if node.level else absolute, module, names)
+    return [os.path.normpath(p) for p in dict.fromkeys(out) if not os.path.normpath(p).startswith("..")]
+
+
+def context_files(
+    entry: Entry, mirror: Path | None, checkout: Path | None, source: bytes = b""
+) -> dict[str, bytes]:
+    """The files around the module that a check of the whole repository would read, at the
+    pinned commit: the conftest.py files and package ``__init__.py`` files on its path, the
+    project modules it imports (predicates defined there), and the root markers."""
     git_dir, plain = find_sources(entry.repo, mirror, checkout)
     parts = Path(entry.path).parts[:-1]
-    wanted = [*(str(Path(*parts[:k], "conftest.py")) for k in range(len(parts) + 1)), *_ROOT_FILES]
+    wanted = [
+        *(str(Path(*parts[:k], "conftest.py")) for k in range(len(parts) + 1)),
+        *(str(Path(*parts[:k], "__init__.py")) for k in range(1, len(parts) + 1)),
+        *_imported_paths(source, entry.path),
+        *_ROOT_FILES,
+    ]
+    wanted = [rel for rel in dict.fromkeys(wanted) if rel != entry.path]
     out: dict[str, bytes] = {}
     for rel in wanted:
         if git_dir is not None:
@@ -349,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
             dest = work / entry.local
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(data)
-            for rel, extra in context_files(entry, args.mirror, args.checkout_dir).items():
+            for rel, extra in context_files(entry, args.mirror, args.checkout_dir, data).items():
                 context = work / _slug(entry.repo) / rel
                 if not context.exists():
                     context.parent.mkdir(parents=True, exist_ok=True)
