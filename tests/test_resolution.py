@@ -177,3 +177,35 @@ def test_a_library_chosen_by_configuration_is_not_visibly_jax(
     source = "from . import backend as bk\n\n\ndef eig_func(a):\n    return bk.linalg.eig(a)\n"
     layers.write_text(source)
     assert [f.code for f in check(source, ("tpu",), str(layers)).findings] == codes
+
+
+FALLBACKS = {
+    # the import the environment has wins; the handler's is its fallback
+    "try-import-numpy": (
+        "try:\n    import jax.numpy as np\nexcept ImportError:\n    import numpy as np\n",
+        ["JT003"],
+    ),
+    "try-none": ("try:\n    import jax.numpy as np\nexcept ModuleNotFoundError:\n    np = None\n", ["JT003"]),
+    "try-tuple": (
+        "try:\n    import jax.numpy as np\nexcept (ImportError, OSError):\n    import numpy as np\n",
+        ["JT003"],
+    ),
+    # not an import failure the handler catches: either may be bound
+    "try-value-error": ("try:\n    import jax.numpy as np\nexcept ValueError:\n    import numpy as np\n", []),
+    # chosen at run time: either
+    "if-env": (
+        "import os\nif os.environ.get('X'):\n    import jax.numpy as np\nelse:\n    import numpy as np\n",
+        [],
+    ),
+    # numpy first, jax as the fallback: numpy where it is installed
+    "numpy-first": ("try:\n    import numpy as np\nexcept ImportError:\n    import jax.numpy as np\n", []),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FALLBACKS))
+def test_an_import_fallback_is_read_as_the_environment_runs_it(check: CheckFn, name: str) -> None:
+    """Modelled on libraries that prefer jax and fall back (e.g. `try: import jax.numpy as
+    jnp` / `except ImportError: ...` in optional-backend modules)."""
+    imports, codes = FALLBACKS[name]
+    source = imports + "\n\ndef values(a):\n    return np.linalg.eig(a)\n"
+    assert [f.code for f in check(source, ("tpu",)).findings] == codes

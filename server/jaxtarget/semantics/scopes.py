@@ -110,10 +110,32 @@ def _scan_nodes(stack: list[ast.AST], name: str, lines: Sequence[int]) -> tuple[
             found.append(Other(node.lineno))
         if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name == name:
             found.append(Other(node.lineno))
+        if isinstance(node, ast.Try) and any(_catches_import_error(h.type) for h in node.handlers):
+            tried, tried_global = _scan_nodes([s for s in node.body if covers(s, lines)], name, lines)
+            if any(isinstance(b, Binding) for b in tried):
+                # `try: import jax.numpy as np` / `except ImportError: import numpy as np`: the
+                # import the environment has wins, and the handler's binding is its fallback
+                found.extend(tried)
+                is_global = is_global or tried_global
+                stack.extend(s for s in (*node.orelse, *node.finalbody) if covers(s, lines))
+                continue
         for child in ast.iter_child_nodes(node):
             if not hasattr(child, "lineno") or covers(child, lines):
                 stack.append(child)
     return found, is_global
+
+
+#: what a handler of a failed import catches
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def _catches_import_error(kind: ast.expr | None) -> bool:
+    if kind is None:
+        return True
+    if isinstance(kind, ast.Tuple):
+        return any(_catches_import_error(e) for e in kind.elts)
+    name = kind.attr if isinstance(kind, ast.Attribute) else kind.id if isinstance(kind, ast.Name) else None
+    return name in _IMPORT_ERRORS
 
 
 def declared_globals(stmt: ast.stmt) -> frozenset[str]:
