@@ -96,7 +96,8 @@ def parse_recovering(source: str) -> tuple[ast.Module | None, str | None, int | 
         first_col = max(exc.offset or 1, 1)
     except (ValueError, RecursionError, MemoryError) as exc:
         return None, f"{type(exc).__name__}: {exc}", 1, 1
-    lines = source.splitlines(keepends=True)
+    # Python's lines: \r\n, \r or \n ends one (a form feed or U+2028 does not)
+    lines = io.StringIO(source, newline="").readlines()
     for _ in range(50):
         try:
             return parse_modern("".join(lines)), first_error, first_line, first_col
