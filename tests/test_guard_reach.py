@@ -83,6 +83,14 @@ CASES: dict[str, tuple[str, list[tuple[int, tuple[str, ...]]]]] = {
         """,
         [],
     ),
+    "assert-on-tpu": (
+        """
+        def spread(x):
+            assert jax.default_backend() == "tpu", "written for TPU pods"
+            return lax.pbroadcast(x, "i", 0)
+        """,
+        [(4, ("tpu",))],
+    ),
     "fail-off-tpu": (
         """
         def test_spread(self):
@@ -175,8 +183,8 @@ CASES: dict[str, tuple[str, list[tuple[int, tuple[str, ...]]]]] = {
     "recursive-helper": (
         """
         def _visit(tree):
-            for child in tree.children:
-                _visit(child)
+            if tree.children:
+                _visit(tree.children[0])
 
 
         def test_spread(tree):
@@ -462,6 +470,9 @@ CASES: dict[str, tuple[str, list[tuple[int, tuple[str, ...]]]]] = {
 
                 self.run_one_test(func, self.load_testdata(dtype), polymorphic_shapes=("b, ...",))
 
+            def test_keywords(self):
+                self.run_one_test(func=lambda x: lax.pbroadcast(x, "i", 0), data=self.load_testdata(info))
+
             def test_in_a_subtest(self):
                 with self.subTest("recorded"):
                     self.run_one_test(lambda x: lax.pbroadcast(x, "i", 0), data)
@@ -488,7 +499,7 @@ CASES: dict[str, tuple[str, list[tuple[int, tuple[str, ...]]]]] = {
             self.run_one_test(lambda x: lax.pbroadcast(x, "i", 0), data)
             return list(map(lambda x: lax.pbroadcast(x, "i", 0), data))
         """,
-        [(21, BOTH), (25, BOTH), (35, BOTH), (39, BOTH), (40, BOTH)],
+        [(24, BOTH), (28, BOTH), (38, BOTH), (42, BOTH), (43, BOTH)],
     ),
     # a backend test bound to a name first is read as the guard, not assumed true
     "backend-test-bound-to-a-name": (
