@@ -293,11 +293,11 @@ class Guards(Conditions):
                 out &= self.sets(parent.test, above)[0]
             elif isinstance(parent, ast.Call) and isinstance(child, ast.Lambda):
                 out &= self.handed_to(parent, child, above)
-            elif isinstance(parent, ast.keyword) and isinstance(child, ast.Lambda) and i > 0:
+            elif isinstance(parent, ast.keyword) and isinstance(child, ast.Lambda):
                 # handed by keyword (``run_one_test(func=lambda x: ...)``): the call is one level up
                 call = chain[i - 1]
                 if isinstance(call, ast.Call):
-                    out &= self.handed_to(call, child, chain[:i])
+                    out &= self.handed_to(call, child, above)
             if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
                 c is child for c in parent.body
             ):
