@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Protocol
 
-from ..platforms import ALL_PLATFORMS
+from ..platforms import ALL_PLATFORMS, platforms_of
 from . import uses
 from .conditions import Allowed, as_allowed
 from .entry import Entry
@@ -91,8 +91,9 @@ def through_module_names(module: ModuleUses, ref: Use) -> None:
                 if isinstance(parent, ast.Call)
                 else None
             )
-            if got is None:
-                return
+            if got is None:  # a use that pins nothing: no pin (its callers are still read below)
+                pins.clear()
+                break
             pins |= got
         if pins:
             ref.pinned = frozenset(pins)
@@ -121,7 +122,87 @@ def _callers_reach(module: ModuleUses, func: ast.FunctionDef | ast.AsyncFunction
     out: frozenset[str] = frozenset()
     for site, above in sites:
         allowed = module.guards.allowed(above, site)
-        out |= ALL_PLATFORMS if allowed is None else allowed
+        reach = ALL_PLATFORMS if allowed is None else allowed
+        keyed = _dispatch_reach(module, site, above)
+        out |= reach if keyed is None else reach & keyed
+    return out
+
+
+def _dispatch_reach(module: ModuleUses, site: ast.AST, above: Sequence[ast.AST]) -> frozenset[str] | None:
+    """The platforms of a dispatch table's key: ``_SOLVERS = {"gpu": _solve_gpu, "cpu": ...}``
+    at module level, which the module reads only by its backend (``_SOLVERS[jax.default_backend()]``,
+    ``_SOLVERS.get(backend)``, also inside a function it is handed to). None: not such an entry."""
+    table = above[-1] if above else None
+    holder = above[-2] if len(above) > 1 else None
+    if not (isinstance(table, ast.Dict) and isinstance(holder, ast.Assign) and len(above) == 3):
+        return None
+    key = next((k for k, v in zip(table.keys, table.values, strict=True) if v is site), None)
+    target = holder.targets[0] if len(holder.targets) == 1 else None
+    if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and isinstance(target, ast.Name)):
+        return None
+    platforms = platforms_of(key.value)
+    if not platforms or not _read_by_backend(module, target.id):
+        return None
+    return platforms
+
+
+def _by_backend(g: Guards, name: str, node: ast.AST, chain: Sequence[ast.AST]) -> bool:
+    """``name[backend]`` or ``name.get(backend, ...)`` at ``node`` (a load of ``name``)."""
+    parent = chain[-1] if chain else None
+    if isinstance(parent, ast.Subscript) and parent.value is node:
+        return g.is_backend(parent.slice, chain)
+    grand = chain[-2] if len(chain) > 1 else None
+    return (
+        isinstance(parent, ast.Attribute)
+        and parent.attr == "get"
+        and isinstance(grand, ast.Call)
+        and grand.func is parent
+        and bool(grand.args)
+        and g.is_backend(grand.args[0], chain)
+    )
+
+
+def _read_by_backend(module: ModuleUses, name: str) -> bool:
+    """Whether every use of the module-level table ``name`` indexes it by the backend, directly
+    or as the argument of a module function that does so with its parameter."""
+    g = module.guards
+    uses_ = module.uses_of(name)
+    if not uses_:
+        return False
+    for node, chain in uses_:
+        if _by_backend(g, name, node, chain):
+            continue
+        call = chain[-1] if chain else None
+        passed = isinstance(call, ast.Call) and any(a is node for a in call.args)
+        if not (passed and isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+            return False
+        found = g.values.function(call.func, chain)
+        if found is None:
+            return False
+        func, inside = found
+        params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+        position = next(i for i, a in enumerate(call.args) if a is node)
+        if position >= len(params):
+            return False
+        param = params[position]
+        loads = _loads_in(func, param, inside)
+        if not loads or not all(_by_backend(g, param, n, c) for n, c in loads):
+            return False
+    return True
+
+
+def _loads_in(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, name: str, inside: list[ast.AST]
+) -> list[tuple[ast.AST, list[ast.AST]]]:
+    """Every load of ``name`` in ``func``'s body, with its ancestors from the module down."""
+    out: list[tuple[ast.AST, list[ast.AST]]] = []
+    stack: list[tuple[ast.AST, list[ast.AST]]] = [(s, list(inside)) for s in func.body]
+    while stack:
+        node, above = stack.pop()
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            out.append((node, above))
+            continue
+        stack.extend((child, [*above, node]) for child in ast.iter_child_nodes(node))
     return out
 
 

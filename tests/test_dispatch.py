@@ -1,0 +1,135 @@
+"""Private functions picked from a table by the backend run only on their key's platform.
+
+Modelled on solver registries keyed by backend (arpastrana/jax_fdm
+src/jax_fdm/equilibrium/sparse.py: `{"cpu": spsolve_cpu, "gpu": spsolve_gpu}` handed to a
+function that reads `solvers.get(jax.default_backend())`) and attention dispatch tables.
+Real jedi in the test interpreter.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import CheckFn
+
+DISPATCH = """\
+import jax
+import jax.numpy as jnp
+from jax.experimental.sparse.linalg import spsolve
+
+
+def _solve_gpu(data, indices, indptr, b):
+    return spsolve(data, indices, indptr, b)
+
+
+def _solve_cpu(data, indices, indptr, b):
+    return spsolve(data, indices, indptr, b)
+
+
+def _eig_cpu(a):
+    return jnp.linalg.eig(a)
+
+
+_SOLVERS = {"cpu": _solve_cpu, "gpu": _solve_gpu}
+_EIGS = {"cpu": _eig_cpu, "tpu": jnp.linalg.eigh}
+
+
+def solve(*args):
+    return _SOLVERS[jax.default_backend()](*args)
+
+
+def eig(a):
+    backend = jax.default_backend()
+    return _EIGS.get(backend, jnp.linalg.eigh)(a)
+"""
+
+REGISTRY = """\
+import jax
+from jax.experimental.sparse.linalg import spsolve
+
+
+def _solve_gpu(data, indices, indptr, b):
+    return spsolve(data, indices, indptr, b)
+
+
+def register(solvers):
+    backend = jax.default_backend()
+    solver = solvers.get(backend)
+    if not solver:
+        raise ValueError(f"no solver for {backend}")
+    return solver
+
+
+_SOLVERS = {"cpu": lambda *a: a[-1], "gpu": _solve_gpu}
+solve = register(_SOLVERS)
+"""
+
+
+@pytest.mark.parametrize(
+    ("target", "lines"),
+    [
+        ("tpu", []),  # neither solver nor the cpu eig is picked on a TPU
+        ("rocm", [7]),  # the "gpu" entry runs on rocm, where spsolve does not lower
+        ("cpu", []),
+    ],
+)
+def test_a_table_read_by_the_backend_runs_each_entry_on_its_key(
+    check: CheckFn, target: str, lines: list[int]
+) -> None:
+    assert [f.span.line for f in check(DISPATCH, (target,)).findings] == lines
+
+
+@pytest.mark.parametrize(
+    ("change", "lines"),
+    [
+        (("", ""), []),
+        # a public function: importers may call it on any backend
+        (("_solve_gpu", "solve_gpu"), [7]),
+        # the table is read by something else too: entries may run anywhere
+        (("def solve(*args):", "ALL = list(_SOLVERS.values())\n\n\ndef solve(*args):"), [7, 11]),
+        # indexed by a value that is not the backend
+        (("_SOLVERS[jax.default_backend()]", '_SOLVERS["gpu"]'), [7, 11]),
+        # a key naming no platform
+        (('"gpu": _solve_gpu', '"fast": _solve_gpu'), [7]),
+    ],
+)
+def test_what_keeps_an_entry_from_being_read_by_its_key(
+    check: CheckFn, change: tuple[str, str], lines: list[int]
+) -> None:
+    source = DISPATCH.replace(*change) if change[0] else DISPATCH
+    assert [f.span.line for f in check(source, ("tpu",)).findings if f.span.line < 15] == lines
+
+
+def test_a_registry_function_handed_the_table(check: CheckFn) -> None:
+    """The table handed to a function that reads its parameter by the backend."""
+    assert [f.span.line for f in check(REGISTRY, ("tpu",)).findings] == []
+    stored = REGISTRY.replace(
+        "    solver = solvers.get(backend)", "    solver = solvers.get(backend)\n    print(solvers)"
+    )
+    assert [f.span.line for f in check(stored, ("tpu",)).findings] == [6]
+
+
+# jax-ml/jax tests/fused_attention_stablehlo_test.py style: a helper called only from tests
+# run on cuda, in a module that also names a backend (so the jit-pin reading runs first)
+HELPER_BESIDE_A_PIN = """\
+import jax
+import jax.numpy as jnp
+from jax._src import test_util as jtu
+
+
+def eig_values(x):
+    return jnp.linalg.eig(x)[0]
+
+
+on_host = jax.jit(jnp.sin, backend="cpu")
+
+
+class EigTest(jtu.JaxTestCase):
+    @jtu.run_on_devices("cpu", "gpu")
+    def test_values(self):
+        eig_values(jnp.eye(3))
+"""
+
+
+def test_a_test_helper_in_a_module_that_pins_something_else(check: CheckFn) -> None:
+    assert [f.span.line for f in check(HELPER_BESIDE_A_PIN, ("tpu",), "tests/test_eig.py").findings] == []
