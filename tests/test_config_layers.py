@@ -112,6 +112,10 @@ def test_guard_functions() -> None:
         {},
         [("guard-functions", "unknown backend 'quantum' in 'a.b:tpu,quantum'")],
     )
+    assert _table({"guard-functions": ["a.b:metal,quantum"]}) == (
+        {},
+        [("guard-functions", "unknown backend 'metal' in 'a.b:metal,quantum'")],
+    )
     assert _table({"guard-functions": 1}) == ({}, [("guard-functions", "expected a list of strings, got 1")])
 
 
@@ -309,15 +313,19 @@ def test_an_engine_identity_is_the_settings_that_change_findings() -> None:
             "probe_timeout_seconds": 5.0,
         }.items()
     }
+    assert changed == {
+        "target_backends": True,
+        "interpreter": True,
+        "select": True,
+        "ignore": True,
+        "severity": True,
+        "guard_functions": True,
+        "exclude": False,
+        "per_file_targets": False,
+        "per_file_ignores": False,
+        "probe_timeout_seconds": False,
+    }
     assert changed == {s.name: s.analysis for s in SETTINGS}
-    assert [s.name for s in SETTINGS if s.analysis] == [
-        "target_backends",
-        "interpreter",
-        "select",
-        "ignore",
-        "severity",
-        "guard_functions",
-    ]
 
 
 def test_the_wire_form() -> None:
@@ -355,6 +363,8 @@ def test_the_settings_tree_is_frozen() -> None:
         Settings().select = ("JT001",)  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         SETTINGS_BY_NAME["select"].default = ("JT",)  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        load_project(Path.cwd()).problems = ()  # type: ignore[misc]
     problem = Problem("s", "k", "m")
     assert {problem, Problem("s", "k", "m")} == {problem}
     assert str(problem) == "s: k: m"

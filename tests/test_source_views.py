@@ -132,6 +132,13 @@ def test_recovery_gives_up_after_fifty_tries() -> None:
     assert parse_recovering("1 +\n" * 50 + "y = 2\n") == (None, "SyntaxError: invalid syntax", 1, 4)
 
 
+def test_a_module_too_deep_for_the_parser_gives_no_tree() -> None:
+    tree, error, line, col = parse_recovering("y = 1\nx" + ".a" * 100_000 + "\n")
+    assert tree is None
+    assert error is not None and error.startswith("RecursionError: ")
+    assert (line, col) == (1, 1)
+
+
 def test_recovery_counts_lines_as_python_does() -> None:
     # U+2028 and a form feed are no line breaks to Python: the line blanked is Python's line 2
     source = "s = '\u2028'\nt = 1\x0c+ 2\ndef f(:\nx = 1\n"
@@ -326,6 +333,15 @@ def test_a_tail_that_never_parses_fails_the_view() -> None:
     assert sorted(view.parsed) == [0]
     # a failed view parses nothing more
     assert view.ensure([3]) is False
+
+
+def test_a_chunk_too_deep_for_the_parser_fails_the_view() -> None:
+    view = SparseModule(Lines("y = 1\nx" + ".a" * 100_000 + "\nz = 2\n"))
+    view.ensure([1])
+    assert view.failed is False
+    view.ensure([2])
+    assert view.failed is True
+    assert sorted(view.parsed) == [0]
 
 
 def test_the_cache_is_shared_keyed_by_line_and_text_and_pruned_to_what_was_used() -> None:
