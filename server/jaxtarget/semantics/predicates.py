@@ -15,11 +15,12 @@ computes, whatever its name.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from .resolver import Binding
-from .scopes import ScopeIndex, binding_for, collect
+from .scopes import ScopeIndex, binding_for, collect, import_bindings
 from .text import Lines, lines_with_words
 
 Sets = tuple[frozenset[str], frozenset[str]]
@@ -203,3 +204,114 @@ def module_predicate(
     if found is None or found == here:
         return None
     return file_predicate(found, function, comparison)
+
+
+# ---------------------------------------------------------------- functions that only trace
+
+#: calls that trace the function they are handed without lowering it
+TRACERS = frozenset({"jax.make_jaxpr", "jax.eval_shape"})
+
+
+def static_callee(tree: ast.Module, call: ast.Call) -> str | None:
+    """The public name a call's function spells through the module's top-level imports."""
+    parts: list[str] = []
+    node: ast.expr = call.func
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    dotted = ".".join([node.id, *reversed(parts)])
+    binds = [
+        b
+        for stmt in tree.body
+        if isinstance(stmt, (ast.Import, ast.ImportFrom))
+        for b in import_bindings(stmt, node.id)
+        if isinstance(b, Binding)
+    ]
+    names = {b.qualify(dotted) for b in binds}
+    return names.pop() if len(names) == 1 else None
+
+
+def only_traces(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, position: int, callee: Callable[[ast.Call], str | None]
+) -> bool:
+    """Whether ``func`` hands its parameter at ``position`` only to ``jax.make_jaxpr`` /
+    ``jax.eval_shape`` (``def trace(fn, *args): closed = jax.make_jaxpr(fn)(*args)``)."""
+    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    if position >= len(params):
+        return False
+    name = params[position]
+    loads = 0
+    traced = 0
+    stack: list[tuple[ast.AST, ast.AST | None]] = [(s, None) for s in func.body]
+    while stack:
+        node, parent = stack.pop()
+        if isinstance(node, ast.Name) and node.id == name:
+            if not isinstance(node.ctx, ast.Load):
+                return False
+            loads += 1
+            handed = isinstance(parent, ast.Call) and bool(parent.args) and parent.args[0] is node
+            if handed and isinstance(parent, ast.Call) and callee(parent) in TRACERS:
+                traced += 1
+            continue
+        stack.extend((child, node) for child in ast.iter_child_nodes(node))
+    return loads > 0 and loads == traced
+
+
+#: (file, function, position) -> whether its last read version only traces that parameter
+_TRACES: dict[tuple[Path, str, int], tuple[tuple[int, int], bool]] = {}
+
+
+def file_traces(path: Path, name: str, position: int, hops: int = 1) -> bool:
+    """``only_traces`` of the function ``name`` defined in the file at ``path``, or re-exported
+    there from another module of the project (``from palladium.trace import trace``)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    stamp = (st.st_mtime_ns, st.st_size)
+    hit = _TRACES.get((path, name, position))
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    found = False
+    try:
+        data = path.read_bytes() if st.st_size <= _MAX_BYTES else b""
+        tree = ast.parse(data) if name.encode() in data else None
+    except (OSError, SyntaxError, ValueError):
+        tree = None
+    if tree is not None:
+        defs = (s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        func = next((s for s in defs if s.name == name), None)
+        if func is not None:
+            found = only_traces(func, position, lambda c: static_callee(tree, c))
+        elif hops > 0:
+            stmt = next(
+                (
+                    s
+                    for s in tree.body
+                    if isinstance(s, ast.ImportFrom) and any((a.asname or a.name) == name for a in s.names)
+                ),
+                None,
+            )
+            if stmt is not None:
+                alias = next(a for a in stmt.names if (a.asname or a.name) == name)
+                there = module_file(path, stmt.module or "", stmt.level)
+                if there is not None and there != path:
+                    found = file_traces(there, alias.name, position, hops - 1)
+    _TRACES[(path, name, position)] = (stamp, found)
+    return found
+
+
+def imported_traces(path: str | None, stmt: ast.ImportFrom, name: str, position: int) -> bool:
+    """Whether the project function ``stmt`` imports as ``name`` only traces its argument at ``position``."""
+    if not path:
+        return False
+    alias = next((a for a in stmt.names if (a.asname or a.name) == name), None)
+    if alias is None:
+        return False
+    here = Path(path).resolve()
+    found = module_file(here, stmt.module or "", stmt.level)
+    if found is None or found == here:
+        return False
+    return file_traces(found, alias.name, position)

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from ..platforms import ALL_PLATFORMS, platforms_of
 from .conditions import DEVICE_LISTS, terminal
 from .guards import Guards
+from .predicates import imported_traces, only_traces, static_callee
 
 JIT = "jax.jit"
 #: calls that trace a function without lowering it
@@ -296,9 +297,52 @@ def _passed_roles(chain: Sequence[ast.AST]) -> list[tuple[ast.Call, int | str, l
     return roles if roles and loads == len(roles) else None
 
 
+def _hands_to_tracer(g: Guards, call: ast.Call, position: int, where: Sequence[ast.AST]) -> bool:
+    """Whether ``call`` only traces what it is given at ``position``: ``jax.make_jaxpr(f)``, or a
+    function of this module or of the project that hands that parameter only to such a call
+    (``def trace(fn, *args): return jax.make_jaxpr(fn)(*args)``)."""
+    if position == 0 and _traced_by(g, call, where):
+        return True
+    if not isinstance(call.func, ast.Name):
+        return False
+    found = g.values.function(call.func, where)
+    if found is not None:
+        tree = g.tree
+        return only_traces(found[0], position, lambda c: g.callee(c) or static_callee(tree, c))
+    name = call.func.id
+    if g.values.bound_locally(name, where):
+        return False
+    froms = (s for s in g.tree.body if isinstance(s, ast.ImportFrom))
+    imports = [s for s in froms if any((a.asname or a.name) == name for a in s.names)]
+    return len(imports) == 1 and imported_traces(g.path, imports[0], name, position)
+
+
+def _built_traced_only(g: Guards, built: ast.Call, where: Sequence[ast.AST]) -> bool:
+    """What an API call builds (``pl.pallas_call(kernel, ...)``, a function) is only traced:
+    handed straight to a tracer, or stored in a local name only handed to tracers."""
+    holder = where[-1] if where else None
+    if isinstance(holder, ast.Call):
+        at = next((i for i, a in enumerate(holder.args) if a is built), None)
+        return at is not None and _hands_to_tracer(g, holder, at, where[:-1])
+    variable = assigned_name(holder, built)
+    loads = local_loads(where, variable) if variable is not None else None
+    if not loads:
+        return False
+    for load, above in loads:
+        call = above[-1] if above else None
+        if not isinstance(call, ast.Call):
+            return False
+        at = next((i for i, a in enumerate(call.args) if a is load), None)
+        if at is None or not _hands_to_tracer(g, call, at, above[:-1]):
+            return False
+    return True
+
+
 def traced_only(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
     """Code that is traced but never lowered: passed only to ``jax.make_jaxpr``/``jax.eval_shape``."""
     parent = ancestors[-1] if ancestors else None
+    if isinstance(parent, ast.Call) and parent.func is node and _built_traced_only(g, parent, ancestors[:-1]):
+        return True
     if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
         return _traced_by(g, parent, ancestors[:-1])
     chain = [*ancestors, node]

@@ -1,0 +1,113 @@
+"""A kernel that is built and only traced to a jaxpr never lowers.
+
+Modelled on nicholasjng/palladium tests/test_01_trace.py (`f = pl.pallas_call(...)`, then
+the project's `trace(f, x)`, which runs `jax.make_jaxpr(f)(*args)` to read the kernel) and
+on jax's own Pallas tests that print `jax.make_jaxpr(pl.pallas_call(...))`. Real jedi, real
+files for the project module.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .conftest import CheckFn
+
+LOCAL = """\
+import jax
+from jax.experimental import pallas as pl
+
+
+def trace(fn, *args):
+    return jax.make_jaxpr(fn)(*args)
+
+
+def lower(fn, *args):
+    return jax.jit(fn).lower(*args)
+
+
+def test_direct(k, x):
+    return jax.make_jaxpr(pl.pallas_call(k, out_shape=x))(x)
+
+
+def test_stored(k, x):
+    f = pl.pallas_call(k, out_shape=x)
+    return jax.eval_shape(f, x)
+
+
+def test_helper(k, x):
+    f = pl.pallas_call(k, out_shape=x)
+    return trace(f, x)
+
+
+def test_helper_inline(k, x):
+    return trace(pl.pallas_call(k, out_shape=x), x)
+
+
+def test_also_run(k, x):
+    f = pl.pallas_call(k, out_shape=x)
+    trace(f, x)
+    return f(x)
+
+
+def test_lowered(k, x):
+    return lower(pl.pallas_call(k, out_shape=x), x)
+
+
+def test_called(k, x):
+    return pl.pallas_call(k, out_shape=x)(x)
+"""
+
+
+def test_a_kernel_only_traced_is_no_finding(check: CheckFn) -> None:
+    """Traced by make_jaxpr/eval_shape, directly, through a local name or a helper that only
+    traces (14-28): nothing; run too (32), handed to a helper that lowers (38), or called (42):
+    reported."""
+    found = check(LOCAL, ("cpu",), "tests/test_trace.py").findings
+    assert [f.span.line for f in found] == [32, 38, 42]
+
+
+TRACE_MODULE = """\
+import jax
+
+
+def trace(pallas_fn, *example_args):
+    closed = jax.make_jaxpr(pallas_fn)(*example_args)
+    return [e for e in closed.jaxpr.eqns if e.primitive.name == "pallas_call"]
+"""
+
+USER = """\
+import jax
+from jax.experimental import pallas as pl
+
+from mykernels import trace
+
+
+def test_spec(k, x):
+    f = pl.pallas_call(k, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))
+    return trace(f, x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("init", "module", "lines"),
+    [
+        ("from mykernels.tracing import trace\n", TRACE_MODULE, []),  # re-exported by the package
+        ("from .tracing import trace\n", TRACE_MODULE, []),
+        ("def trace(fn, *args):\n    return fn(*args)\n", "", [8]),  # runs it
+        ("from mykernels.tracing import trace\n", TRACE_MODULE.replace("jax.make_jaxpr", "jax.jit"), [8]),
+    ],
+)
+def test_a_project_helper_that_only_traces(
+    check: CheckFn, tmp_path: Path, init: str, module: str, lines: list[int]
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "mykernels").mkdir()
+    (tmp_path / "mykernels" / "__init__.py").write_text(init)
+    if module:
+        (tmp_path / "mykernels" / "tracing.py").write_text(module)
+    (tmp_path / "tests").mkdir()
+    test = tmp_path / "tests" / "test_spec.py"
+    test.write_text(USER)
+    assert [f.span.line for f in check(USER, ("cpu",), str(test)).findings] == lines
