@@ -31,7 +31,7 @@ from .environment import forget_environments
 from .files import SourceError, decode_source_file
 from .formats import FileResult
 from .project import Engines, settings_for
-from .semantics.pins import conftest_pin
+from .semantics.pins import conftest_pin, is_test_module
 
 #: checks one file; appends its diff (``--diff``) to the list
 CheckFile = Callable[[Path, Engine, argparse.Namespace, list[str]], FileResult]
@@ -139,7 +139,7 @@ class _Planner:
         self.settings: list[Settings] = []
         self._index: dict[tuple[object, ...], int] = {}
         self._contexts: list[str] = []
-        self._pins: dict[str, str] = {}
+        self._pins: dict[tuple[str, bool], str] = {}
 
     def index(self, settings: Settings) -> int:
         key = (settings.analysis_key(), settings.pyproject)
@@ -157,7 +157,7 @@ class _Planner:
         return found
 
     def context(self, index: int, path: str) -> str:
-        folder = os.path.dirname(path)
+        folder = (os.path.dirname(path), is_test_module(path))
         pin = self._pins.get(folder)
         if pin is None:
             found = conftest_pin(path)

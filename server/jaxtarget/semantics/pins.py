@@ -73,9 +73,16 @@ def _pin_of(conftest: Path) -> frozenset[str] | None:
     return pin
 
 
+def is_test_module(path: str) -> bool:
+    """A module pytest collects (``test_*.py``, ``*_test.py``), run under the conftest.py files above it."""
+    name = os.path.basename(path)
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
 def conftest_pin(path: str | None) -> frozenset[str] | None:
-    """The pin of the nearest conftest.py that pins, from the file's folder up to the project root."""
-    if not path:
+    """The pin of the nearest conftest.py that pins, from a test module's folder up to the
+    project root (None for a module others import: it runs outside pytest too)."""
+    if not path or not is_test_module(path):
         return None
     folder = Path(os.path.abspath(path)).parent
     for _ in range(_MAX_DEPTH):
