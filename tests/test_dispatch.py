@@ -133,3 +133,55 @@ class EigTest(jtu.JaxTestCase):
 
 def test_a_test_helper_in_a_module_that_pins_something_else(check: CheckFn) -> None:
     assert [f.span.line for f in check(HELPER_BESIDE_A_PIN, ("tpu",), "tests/test_eig.py").findings] == []
+
+
+# A primitive's per-platform lowering rules (modelled on custom primitives that register a
+# Pallas TPU kernel as the lowering for tpu only, e.g. chaobrain/brainevent's kernels and
+# jax's own `mlir.register_lowering(prim, ..., platform="tpu")` registrations).
+REGISTERED = """\
+import functools
+
+import jax
+from jax.experimental import pallas as pl
+from jax.extend.core import Primitive
+from jax.interpreters import mlir
+
+double_p = Primitive("double")
+
+
+def _kernel(x_ref, o_ref):
+    o_ref[...] = x_ref[...] * 2
+
+
+def _tpu_rule(x):
+    return pl.pallas_call(_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+
+
+def _gpu_rule(x, *, warps):
+    return pl.pallas_call(_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+
+
+def _any_rule(x):
+    return pl.pallas_call(_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+
+
+mlir.register_lowering(double_p, mlir.lower_fun(_tpu_rule, multiple_results=False), platform="tpu")
+mlir.register_lowering(
+    double_p, mlir.lower_fun(functools.partial(_gpu_rule, warps=4), multiple_results=False), platform="cuda"
+)
+mlir.register_lowering(double_p, mlir.lower_fun(_any_rule, multiple_results=False))
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "lines"),
+    [
+        (REGISTERED, [24]),  # the tpu and cuda rules run only there; the default rule anywhere
+        (REGISTERED.replace('platform="tpu"', 'platform="cpu"'), [16, 24]),  # a cpu rule lowers on cpu
+        (REGISTERED.replace("from jax.interpreters import mlir", "from mylib import mlir"), [16, 20, 24]),
+    ],
+)
+def test_a_lowering_rule_registered_for_one_platform_runs_there(
+    check: CheckFn, source: str, lines: list[int]
+) -> None:
+    assert [f.span.line for f in check(source, ("cpu",)).findings] == lines

@@ -124,8 +124,30 @@ def _callers_reach(module: ModuleUses, func: ast.FunctionDef | ast.AsyncFunction
         allowed = module.guards.allowed(above, site)
         reach = ALL_PLATFORMS if allowed is None else allowed
         keyed = _dispatch_reach(module, site, above)
+        if keyed is None:
+            keyed = _registered_reach(module.guards, site, above)
         out |= reach if keyed is None else reach & keyed
     return out
+
+
+def _registered_reach(g: Guards, site: ast.AST, above: Sequence[ast.AST]) -> frozenset[str] | None:
+    """The platform a function is registered to lower a primitive on:
+    ``mlir.register_lowering(prim, mlir.lower_fun(_tpu_rule), platform="tpu")``, also through
+    ``functools.partial``. None: not such a use."""
+    node: ast.AST = site
+    for parent in reversed(above):
+        if not (isinstance(parent, ast.Call) and any(a is node for a in parent.args)):
+            return None
+        callee = g.callee(parent)
+        if callee == uses.REGISTER_LOWERING:
+            platform = next((k.value for k in parent.keywords if k.arg == "platform"), None)
+            if isinstance(platform, ast.Constant) and isinstance(platform.value, str):
+                return platforms_of(platform.value) or None
+            return None
+        if callee not in (uses.LOWER_FUN, uses.PARTIAL) or parent.args[0] is not node:
+            return None
+        node = parent
+    return None
 
 
 def _dispatch_reach(module: ModuleUses, site: ast.AST, above: Sequence[ast.AST]) -> frozenset[str] | None:

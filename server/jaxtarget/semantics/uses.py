@@ -35,6 +35,10 @@ TRANSFORMS = frozenset(
 )
 DEFAULT_DEVICE = "jax.default_device"
 DEVICE_PUT = "jax.device_put"
+#: registers a function as a primitive's lowering, for one platform with ``platform=``
+REGISTER_LOWERING = "jax.interpreters.mlir.register_lowering"
+#: turns a function into a lowering rule (``mlir.lower_fun(f, multiple_results=False)``)
+LOWER_FUN = "jax.interpreters.mlir.lower_fun"
 #: a description of a platform's devices that need not be attached (ahead-of-time compilation)
 TOPOLOGY = "jax.experimental.topologies.get_topology_desc"
 SINGLE_DEVICE_SHARDING = "jax.sharding.SingleDeviceSharding"
@@ -59,6 +63,8 @@ USE_NAMES: frozenset[str] = frozenset(
         PLATFORM_DEPENDENT,
         PARTIAL,
         TOPOLOGY,
+        REGISTER_LOWERING,
+        LOWER_FUN,
         SINGLE_DEVICE_SHARDING,
         NAMED_SHARDING,
         MESH,
