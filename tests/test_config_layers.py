@@ -288,6 +288,7 @@ def test_the_defaults() -> None:
 def test_rule_selection(select: tuple[str, ...], ignore: tuple[str, ...], enabled: list[str]) -> None:
     settings = Settings(select=select, ignore=ignore)
     assert [c for c in ("JT001", "JT002", "JT003") if settings.enabled(c)] == enabled
+    assert {settings.enabled(c) for c in ("JT001", "JT002", "JT003")} <= {True, False}
 
 
 def test_an_engine_identity_is_the_settings_that_change_findings() -> None:
