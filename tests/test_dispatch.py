@@ -185,3 +185,53 @@ def test_a_lowering_rule_registered_for_one_platform_runs_there(
     check: CheckFn, source: str, lines: list[int]
 ) -> None:
     assert [f.span.line for f in check(source, ("cpu",)).findings] == lines
+
+
+# A module that picks its solver at import and raises where none is registered (modelled on
+# arpastrana/jax_fdm src/jax_fdm/equilibrium/sparse.py `spsolve = register_sparse_solver(_solvers)`):
+# it never loads on the other backends, so none of its functions runs there.
+IMPORT_REGISTRY = """\
+import jax
+from jax.experimental.sparse.linalg import spsolve as spsolve_jax
+
+
+def spsolve_gpu(A, b):
+    return spsolve_jax(A.data, A.indices, A.indptr, b)
+
+
+def register_sparse_solver(solvers):
+    backend = jax.default_backend()
+    sparse_solver = solvers.get(backend)
+
+    if not sparse_solver:
+        raise ValueError(f"Default backend {backend} does not support a sparse solver")
+
+    return sparse_solver
+
+
+_solvers = {"cpu": lambda A, b: b, "gpu": spsolve_gpu}
+
+spsolve = register_sparse_solver(_solvers)
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "target", "lines"),
+    [
+        (("", ""), "tpu", []),  # the import raises on tpu
+        (("", ""), "rocm", [6]),  # "gpu" is registered: rocm loads it, and spsolve fails there
+        (("    if not sparse_solver:", "    if sparse_solver is None:"), "tpu", []),
+        (("sparse_solver = solvers.get(backend)", "sparse_solver = solvers[backend]"), "tpu", []),
+        # no raise when the backend is missing: the module loads everywhere
+        (("        raise ValueError", "        print"), "tpu", [6]),
+        # keyed by something else than the backend
+        (("solvers.get(backend)", 'solvers.get("gpu")'), "tpu", [6]),
+    ],
+)
+def test_a_module_that_fails_to_import_without_a_registered_solver(
+    check: CheckFn, change: tuple[str, str], target: str, lines: list[int]
+) -> None:
+    old, new = change
+    source = IMPORT_REGISTRY.replace(old, new) if old else IMPORT_REGISTRY
+    assert old == "" or source != IMPORT_REGISTRY
+    assert [f.span.line for f in check(source, (target,)).findings] == lines

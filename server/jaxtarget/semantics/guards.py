@@ -17,6 +17,7 @@ import ast
 import itertools
 from collections.abc import Sequence
 
+from ..platforms import platforms_of
 from .conditions import (
     ALL,
     DEFS,
@@ -36,6 +37,7 @@ from .conditions import (
     terminal,
 )
 from .entry import Entry
+from .values import body_statements
 
 
 class Guards(Conditions):
@@ -229,7 +231,80 @@ class Guards(Conditions):
             ):
                 marks = stmt.value.elts if isinstance(stmt.value, (ast.List, ast.Tuple)) else [stmt.value]
                 out &= self.decorators(marks, [self.tree])
+            elif isinstance(stmt, (ast.Assign, ast.Expr)) and isinstance(stmt.value, ast.Call):
+                registry = self._registry_keys(stmt.value)
+                if registry is not None:
+                    out &= registry
         return out
+
+    def _registry_keys(self, call: ast.Call) -> frozenset[str] | None:
+        """Where a module-level registry call comes back: ``solve = register({"cpu": a, "gpu": b})``
+        whose function looks its table up by the backend and raises when the backend is not a
+        key (``t = table.get(jax.default_backend())``, ``if not t: raise``; or ``table[backend]``).
+        The module fails to import elsewhere. None: not such a call."""
+        found = self.values.function(call.func, [self.tree])
+        if found is None:
+            return None
+        func, inside = found
+        params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+        for position, arg in enumerate(call.args[: len(params)]):
+            table = arg
+            if isinstance(arg, ast.Name):
+                value = self.values.value_of(arg, [self.tree])
+                table = value[0] if value is not None else arg
+            if not isinstance(table, ast.Dict) or not table.keys:
+                continue
+            keys = [k.value for k in table.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+            if len(keys) != len(table.keys):
+                continue
+            if self._looked_up_or_raises(body_statements(func), params[position], inside):
+                return frozenset().union(*(platforms_of(k) for k in keys))
+        return None
+
+    def _looked_up_or_raises(self, body: Sequence[ast.stmt], name: str, inside: Sequence[ast.AST]) -> bool:
+        """``x = name[backend]``; or ``x = name.get(backend)``, then ``if not x: raise`` or
+        ``if x is None: raise``."""
+        for i, stmt in enumerate(body):
+            if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+                continue
+            if not isinstance(stmt.targets[0], ast.Name):
+                continue
+            value, target = stmt.value, stmt.targets[0].id
+            if (
+                isinstance(value, ast.Subscript)
+                and isinstance(value.value, ast.Name)
+                and value.value.id == name
+                and self.is_backend(value.slice, inside)
+            ):
+                return True
+            got = (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Attribute)
+                and value.func.attr == "get"
+                and isinstance(value.func.value, ast.Name)
+                and value.func.value.id == name
+                and len(value.args) == 1
+                and self.is_backend(value.args[0], inside)
+            )
+            nxt = body[i + 1] if i + 1 < len(body) else None
+            if got and isinstance(nxt, ast.If) and nxt.body and isinstance(nxt.body[-1], ast.Raise):
+                test = nxt.test
+                missing = (
+                    isinstance(test, ast.UnaryOp)
+                    and isinstance(test.op, ast.Not)
+                    and isinstance(test.operand, ast.Name)
+                    and test.operand.id == target
+                ) or (
+                    isinstance(test, ast.Compare)
+                    and isinstance(test.left, ast.Name)
+                    and test.left.id == target
+                    and isinstance(test.ops[0], ast.Is)
+                    and isinstance(test.comparators[0], ast.Constant)
+                    and test.comparators[0].value is None
+                )
+                if missing:
+                    return True
+        return False
 
     def _assume(self, test: ast.expr, truth: bool, chain: Sequence[ast.AST]) -> None:
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
