@@ -514,6 +514,24 @@ CASES: dict[str, tuple[str, list[tuple[int, tuple[str, ...]]]]] = {
         """,
         [(5, ("tpu",)), (7, ("cpu",))],
     ),
+    # a nested function that its block never names again (registered by its decorator):
+    # the skip after it is no guard; the one before it is
+    "nested-def-never-named-again": (
+        """
+        def register(table):
+            if jax.default_backend() == "tpu":
+                return table
+
+            @table.register("spread")
+            def spread(x):
+                return lax.pbroadcast(x, "i", 0)
+
+            if jax.default_backend() != "gpu":
+                raise NotImplementedError("gpu only")
+            return table
+        """,
+        [(8, ("cpu",))],
+    ),
     # ------------------------------------------------------------ meant to fail
     "inside-assert-raises": (
         """
