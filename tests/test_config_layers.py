@@ -413,6 +413,15 @@ def test_a_pyproject_that_does_not_parse_counts_as_having_the_table(tmp_path: Pa
     assert mention.is_file()
 
 
+@pytest.mark.skipif(not Path("/proc/self/mem").is_file(), reason="needs a file that cannot be read")
+def test_a_pyproject_that_cannot_be_read_is_passed_over(tmp_path: Path) -> None:
+    top = _write(tmp_path / "pyproject.toml", "[tool.jaxtarget]\n")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "pyproject.toml").symlink_to("/proc/self/mem")  # a file whose reading fails
+    file = _write(tmp_path / "a" / "m.py", "")
+    assert find_pyproject(file) == top
+
+
 def test_a_pyproject_without_the_table(tmp_path: Path) -> None:
     mid = _write(tmp_path / "pyproject.toml", '[project]\nname = "demo"\n')
     file = _write(tmp_path / "a.py", "")

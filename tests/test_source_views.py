@@ -298,6 +298,13 @@ def test_a_global_statement_lets_a_plain_definition_bind_the_name() -> None:
     assert view._chunks_with("pass") == {2, 3}
 
 
+def test_a_global_statement_is_found_when_the_module_starts_with_the_word() -> None:
+    source = "global_config = {}\ndef set_config():\n    global global_config\n    global_config = 1\n"
+    view = SparseModule(Lines(source))
+    assert view.may_bind_module_name(2, "global_config") is True
+    assert view.may_bind_module_name(2, "other") is False
+
+
 def test_a_chunk_that_does_not_parse_alone_is_merged_with_the_next() -> None:
     # ``class\t`` is not read as the decorated definition it is: "@d" is a chunk of its own
     source = "x = 1\n@d\nclass\tC:\n    pass\ny = 1\n"
