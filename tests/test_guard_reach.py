@@ -477,6 +477,10 @@ CASES: dict[str, tuple[str, list[tuple[int, tuple[str, ...]]]]] = {
                 with self.subTest("recorded"):
                     self.run_one_test(lambda x: lax.pbroadcast(x, "i", 0), data)
 
+            def test_argument_computed_first(self, func):
+                # only the function runs under the runner: its other arguments run everywhere
+                self.run_one_test(func, data=lax.pbroadcast(1, "i", 0))
+
             def test_another_objects_runner(self, other):
                 other.run_one_test(lambda x: lax.pbroadcast(x, "i", 0), data)
 
@@ -499,7 +503,7 @@ CASES: dict[str, tuple[str, list[tuple[int, tuple[str, ...]]]]] = {
             self.run_one_test(lambda x: lax.pbroadcast(x, "i", 0), data)
             return list(map(lambda x: lax.pbroadcast(x, "i", 0), data))
         """,
-        [(24, BOTH), (28, BOTH), (38, BOTH), (42, BOTH), (43, BOTH)],
+        [(25, BOTH), (28, BOTH), (32, BOTH), (42, BOTH), (46, BOTH), (47, BOTH)],
     ),
     # a backend test bound to a name first is read as the guard, not assumed true
     "backend-test-bound-to-a-name": (
