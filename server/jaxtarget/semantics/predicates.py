@@ -165,20 +165,31 @@ def file_predicate(path: Path, name: str, comparison: Comparison = None) -> Sets
     return hit.sets
 
 
+def _importing(
+    path: str | None, stmt: ast.Import | ast.ImportFrom, name: str
+) -> tuple[Path, ast.alias] | None:
+    """The importing file, resolved, and the alias of ``stmt`` that binds ``name``."""
+    alias = next((a for a in stmt.names if (a.asname or a.name) == name), None)
+    return (Path(path).resolve(), alias) if path and alias is not None else None
+
+
+def imported_file(path: str | None, stmt: ast.ImportFrom, name: str) -> tuple[Path, str] | None:
+    """The project file and the function name there that ``stmt`` imports as ``name`` (None:
+    not a project module, or the file itself)."""
+    importing = _importing(path, stmt, name)
+    if importing is None:
+        return None
+    here, alias = importing
+    found = module_file(here, stmt.module or "", stmt.level)
+    return (found, alias.name) if found is not None and found != here else None
+
+
 def imported_predicate(
     path: str | None, stmt: ast.ImportFrom, name: str, comparison: Comparison = None
 ) -> Sets | None:
     """Where the function ``stmt`` imports as ``name`` is true and false, when a project file defines it."""
-    if not path:
-        return None
-    alias = next((a for a in stmt.names if (a.asname or a.name) == name), None)
-    if alias is None:
-        return None
-    here = Path(path).resolve()
-    found = module_file(here, stmt.module or "", stmt.level)
-    if found is None or found == here:
-        return None
-    return file_predicate(found, alias.name, comparison)
+    found = imported_file(path, stmt, name)
+    return file_predicate(found[0], found[1], comparison) if found is not None else None
 
 
 def module_predicate(
@@ -190,12 +201,10 @@ def module_predicate(
 ) -> Sets | None:
     """Where ``name.function()`` is true and false, ``name`` being the project module ``stmt``
     imports (``from jaxite.jaxite_cggi import jax_helpers``, ``import mylib.utils as utils``)."""
-    if not path:
+    importing = _importing(path, stmt, name)
+    if importing is None:
         return None
-    alias = next((a for a in stmt.names if (a.asname or a.name) == name), None)
-    if alias is None:
-        return None
-    here = Path(path).resolve()
+    here, alias = importing
     if isinstance(stmt, ast.ImportFrom):
         module = f"{stmt.module}.{alias.name}" if stmt.module else alias.name
         found = module_file(here, module, stmt.level)
@@ -305,13 +314,5 @@ def file_traces(path: Path, name: str, position: int, hops: int = 1) -> bool:
 
 def imported_traces(path: str | None, stmt: ast.ImportFrom, name: str, position: int) -> bool:
     """Whether the project function ``stmt`` imports as ``name`` only traces its argument at ``position``."""
-    if not path:
-        return False
-    alias = next((a for a in stmt.names if (a.asname or a.name) == name), None)
-    if alias is None:
-        return False
-    here = Path(path).resolve()
-    found = module_file(here, stmt.module or "", stmt.level)
-    if found is None or found == here:
-        return False
-    return file_traces(found, alias.name, position)
+    found = imported_file(path, stmt, name)
+    return found is not None and file_traces(found[0], found[1], position)
