@@ -365,6 +365,21 @@ class Conditions:
             and not expr.value.keywords
         )
 
+    def looks_up_by_backend(self, expr: ast.AST, name: str, chain: Sequence[ast.AST]) -> bool:
+        """Whether ``expr`` is ``name[backend]`` or ``name.get(backend, ...)``."""
+        if isinstance(expr, ast.Subscript):
+            table = expr.value
+            return isinstance(table, ast.Name) and table.id == name and self.is_backend(expr.slice, chain)
+        return (
+            isinstance(expr, ast.Call)
+            and isinstance(expr.func, ast.Attribute)
+            and expr.func.attr == "get"
+            and isinstance(expr.func.value, ast.Name)
+            and expr.func.value.id == name
+            and bool(expr.args)
+            and self.is_backend(expr.args[0], chain)
+        )
+
     def is_device_kind(self, node: ast.AST, chain: Sequence[ast.AST], depth: int = 0) -> bool:
         """Whether ``node`` is a device's kind (``jax.devices()[0].device_kind``, ``"TPU v5 lite"``),
         as it is or in lower or upper case."""

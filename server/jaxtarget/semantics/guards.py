@@ -37,7 +37,7 @@ from .conditions import (
     terminal,
 )
 from .entry import Entry
-from .values import body_statements
+from .values import body_statements, positional_params
 
 
 class Guards(Conditions):
@@ -246,7 +246,7 @@ class Guards(Conditions):
         if found is None:
             return None
         func, inside = found
-        params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+        params = positional_params(func)
         for position, arg in enumerate(call.args[: len(params)]):
             table = arg
             if isinstance(arg, ast.Name):
@@ -270,22 +270,11 @@ class Guards(Conditions):
             if not isinstance(stmt.targets[0], ast.Name):
                 continue
             value, target = stmt.value, stmt.targets[0].id
-            if (
-                isinstance(value, ast.Subscript)
-                and isinstance(value.value, ast.Name)
-                and value.value.id == name
-                and self.is_backend(value.slice, inside)
-            ):
+            if not self.looks_up_by_backend(value, name, inside):
+                continue
+            if isinstance(value, ast.Subscript):
                 return True
-            got = (
-                isinstance(value, ast.Call)
-                and isinstance(value.func, ast.Attribute)
-                and value.func.attr == "get"
-                and isinstance(value.func.value, ast.Name)
-                and value.func.value.id == name
-                and len(value.args) == 1
-                and self.is_backend(value.args[0], inside)
-            )
+            got = isinstance(value, ast.Call) and len(value.args) == 1
             nxt = body[i + 1] if i + 1 < len(body) else None
             if got and isinstance(nxt, ast.If) and nxt.body and isinstance(nxt.body[-1], ast.Raise):
                 test = nxt.test

@@ -22,6 +22,7 @@ from pathlib import Path
 from .resolver import Binding
 from .scopes import ScopeIndex, binding_for, collect, import_bindings
 from .text import Lines, lines_with_words
+from .values import positional_params
 
 Sets = tuple[frozenset[str], frozenset[str]]
 #: a comparison of the function's result with a number (``get_tpu_version() >= 5``)
@@ -247,7 +248,7 @@ def only_traces(
 ) -> bool:
     """Whether ``func`` hands its parameter at ``position`` only to ``jax.make_jaxpr`` /
     ``jax.eval_shape`` (``def trace(fn, *args): closed = jax.make_jaxpr(fn)(*args)``)."""
-    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    params = positional_params(func)
     if position >= len(params):
         return False
     name = params[position]

@@ -22,6 +22,7 @@ from . import uses
 from .conditions import Allowed, as_allowed
 from .entry import Entry
 from .guards import Guards
+from .values import positional_params
 
 _CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp)
@@ -172,16 +173,9 @@ def _by_backend(g: Guards, name: str, node: ast.AST, chain: Sequence[ast.AST]) -
     """``name[backend]`` or ``name.get(backend, ...)`` at ``node`` (a load of ``name``)."""
     parent = chain[-1] if chain else None
     if isinstance(parent, ast.Subscript) and parent.value is node:
-        return g.is_backend(parent.slice, chain)
+        return g.looks_up_by_backend(parent, name, chain)
     grand = chain[-2] if len(chain) > 1 else None
-    return (
-        isinstance(parent, ast.Attribute)
-        and parent.attr == "get"
-        and isinstance(grand, ast.Call)
-        and grand.func is parent
-        and bool(grand.args)
-        and g.is_backend(grand.args[0], chain)
-    )
+    return isinstance(grand, ast.Call) and grand.func is parent and g.looks_up_by_backend(grand, name, chain)
 
 
 def _read_by_backend(module: ModuleUses, name: str) -> bool:
@@ -202,30 +196,15 @@ def _read_by_backend(module: ModuleUses, name: str) -> bool:
         if found is None:
             return False
         func, inside = found
-        params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+        params = positional_params(func)
         position = next(i for i, a in enumerate(call.args) if a is node)
         if position >= len(params):
             return False
         param = params[position]
-        loads = _loads_in(func, param, inside)
+        loads = uses.local_loads(inside, param)
         if not loads or not all(_by_backend(g, param, n, c) for n, c in loads):
             return False
     return True
-
-
-def _loads_in(
-    func: ast.FunctionDef | ast.AsyncFunctionDef, name: str, inside: list[ast.AST]
-) -> list[tuple[ast.AST, list[ast.AST]]]:
-    """Every load of ``name`` in ``func``'s body, with its ancestors from the module down."""
-    out: list[tuple[ast.AST, list[ast.AST]]] = []
-    stack: list[tuple[ast.AST, list[ast.AST]]] = [(s, list(inside)) for s in func.body]
-    while stack:
-        node, above = stack.pop()
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
-            out.append((node, above))
-            continue
-        stack.extend((child, [*above, node]) for child in ast.iter_child_nodes(node))
-    return out
 
 
 def _table_named(stmt: ast.AST) -> str | None:
@@ -293,7 +272,7 @@ def _record_fields(module: ModuleUses, call: ast.Call) -> dict[str, str] | None:
         ),
         None,
     )
-    params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:] if init is not None else []
+    params = positional_params(init)[1:] if init is not None else []
     fields: dict[str, str] = {}
     for param, arg in zip(params, call.args, strict=False):
         if isinstance(arg, ast.Starred):

@@ -47,6 +47,11 @@ def _params(scope: ast.AST) -> set[str]:
     return {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p is not None}
 
 
+def positional_params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The names of a function's parameters that take positional arguments, in order."""
+    return [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+
+
 def _bindings_in(nodes: Iterable[ast.AST], name: str, unsure: bool) -> tuple[list[ast.AST], bool]:
     """The nodes binding ``name`` among ``nodes``, and whether some binding is not one certain value."""
     found: list[ast.AST] = []
