@@ -234,15 +234,6 @@ def reindent(lines: Lines, first: int, last: int, prefix: str, interior: set[int
     return "".join(out)
 
 
-def call_arg(call: ast.Call, index: int, name: str) -> ast.expr | None:
-    if len(call.args) > index:
-        return call.args[index]
-    for kw in call.keywords:
-        if kw.arg == name:
-            return kw.value
-    return None
-
-
 def replace_lines(ctx: FixContext, first: int, last: int, new: str) -> Edit:
     """An edit replacing whole lines ``first..last`` by ``new`` (which ends in a newline)."""
     lines = ctx.lines

@@ -7,9 +7,10 @@ from collections.abc import Iterator
 
 from ..apis import GPU, Api, ArgCondition, ArrayDtype, Lowering, ProbeCase, sharded_probe
 from ..fixes.guard import guard_fix
-from ..fixes.layout import HELPER_NAME, FixContext, call_arg
+from ..fixes.layout import HELPER_NAME, FixContext
 from ..model import Fix
 from ..semantics.module import Reference
+from ..semantics.values import call_arg
 from .base import GUARD, SKIP_TEST, SUPPRESS, CheckContext, Example, FixSpec, Rule, Violation
 
 _NOTE = (

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from ..model import Span
 from ..platforms import ALL_PLATFORMS
-from . import handled, pins, uses
+from . import devices, handled, pins, uses
 from .aliases import through_alias
 from .conditions import SETUP_WORDS, Allowed
 from .guards import Guards
@@ -322,7 +322,7 @@ def analyse(
     source = text.source
     setup = [
         ln
-        for ln in lines_with_words(text, (*SETUP_WORDS, *pins.PLATFORM_WORDS, *uses.PIN_WORDS))
+        for ln in lines_with_words(text, (*SETUP_WORDS, *pins.PLATFORM_WORDS, *devices.PIN_WORDS))
         if ln in view
         or "import" in text.text(ln)
         or not view.is_definition(ln)

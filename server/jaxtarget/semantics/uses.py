@@ -22,9 +22,18 @@ import itertools
 from collections.abc import Sequence
 
 from ..platforms import ALL_PLATFORMS, platforms_of
-from .conditions import DEVICE_LISTS, terminal
+from .conditions import terminal
+from .devices import (
+    MESH,
+    NAMED_SHARDING,
+    SINGLE_DEVICE_SHARDING,
+    TOPOLOGY,
+    device_platforms,
+    shardings_platforms,
+)
 from .guards import Guards
 from .predicates import imported_traces, only_traces, static_callee
+from .values import call_arg, keyword_value
 
 JIT = "jax.jit"
 #: calls that trace a function without lowering it
@@ -39,18 +48,6 @@ DEVICE_PUT = "jax.device_put"
 REGISTER_LOWERING = "jax.interpreters.mlir.register_lowering"
 #: turns a function into a lowering rule (``mlir.lower_fun(f, multiple_results=False)``)
 LOWER_FUN = "jax.interpreters.mlir.lower_fun"
-#: a description of a platform's devices that need not be attached (ahead-of-time compilation)
-TOPOLOGY = "jax.experimental.topologies.get_topology_desc"
-SINGLE_DEVICE_SHARDING = "jax.sharding.SingleDeviceSharding"
-NAMED_SHARDING = "jax.sharding.NamedSharding"
-MESH = "jax.sharding.Mesh"
-#: the shardings a jit call places its inputs and outputs with: their devices pin it
-_SHARDING_KEYWORDS = ("in_shardings", "out_shardings")
-#: words of the module-level statements that build such shardings (read before the uses)
-PIN_WORDS: tuple[str, ...] = (
-    *_SHARDING_KEYWORDS,
-    *(q.rsplit(".", 1)[1] for q in (TOPOLOGY, SINGLE_DEVICE_SHARDING, NAMED_SHARDING, MESH)),
-)
 PLATFORM_DEPENDENT = "jax.lax.platform_dependent"
 PARTIAL = "functools.partial"
 #: compilers that lower every program they are handed for one platform, whatever JAX's backend
@@ -370,124 +367,14 @@ def traced_only(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
     return False
 
 
-def _keyword(call: ast.Call, name: str) -> ast.expr | None:
-    return next((k.value for k in call.keywords if k.arg == name), None)
-
-
-def _argument(call: ast.Call, position: int, name: str) -> ast.expr | None:
-    """The argument passed at ``position`` or as ``name=``."""
-    return call.args[position] if len(call.args) > position else _keyword(call, name)
-
-
-#: how many names and calls a device, mesh or sharding is followed through
-_MAX_DEPTH = 12
-#: methods that reshape an array of devices
-_RESHAPES = ("reshape", "flatten", "ravel", "tolist")
-
-
-def device_platforms(
-    g: Guards, expr: ast.AST | None, chain: Sequence[ast.AST], depth: int = 0
-) -> frozenset[str] | None:
-    """The platform of a device expression such as ``jax.devices("cpu")[0]`` (None: unknown)."""
-    named = g.device_platform(expr)
-    if named is not None:
-        return named
-    if isinstance(expr, ast.Subscript):  # topology.devices[0]
-        return devices_platforms(g, expr.value, chain, depth + 1)
-    if isinstance(expr, ast.Name) and depth < 4:
-        found = g.values.value_of(expr, chain)
-        if found is not None:
-            return device_platforms(g, found[0], found[1], depth + 1)
-    return None
-
-
-def devices_platforms(
-    g: Guards, expr: ast.AST | None, chain: Sequence[ast.AST], depth: int = 0
-) -> frozenset[str] | None:
-    """The platform of a collection of devices named by platform (None: unknown): ``jax.devices("tpu")``,
-    ``get_topology_desc(..., platform="tpu").devices``, reshaped or wrapped
-    (``np.array(devices).reshape(2, 2)``, ``create_device_mesh(shape, devices=devices)``)."""
-    if depth > _MAX_DEPTH or expr is None:
-        return None
-    if isinstance(expr, ast.Name):
-        found = g.values.value_of(expr, chain)
-        return devices_platforms(g, found[0], found[1], depth + 1) if found is not None else None
-    if isinstance(expr, ast.Attribute) and expr.attr == "devices":
-        return _topology_platforms(g, expr.value, chain, depth + 1)
-    if isinstance(expr, ast.Call):
-        if g.callee(expr) in DEVICE_LISTS:
-            return g.device_platform(ast.Subscript(value=expr, slice=ast.Constant(0), ctx=ast.Load()))
-        if isinstance(expr.func, ast.Attribute) and expr.func.attr in _RESHAPES:
-            return devices_platforms(g, expr.func.value, chain, depth + 1)
-        # np.array(devices), create_device_mesh((2, 2), devices=devices): the devices passed
-        shapes = (ast.Constant, ast.Tuple, ast.List)
-        inner = _keyword(expr, "devices") or next((a for a in expr.args if not isinstance(a, shapes)), None)
-        if inner is not None:
-            return devices_platforms(g, inner, chain, depth + 1)
-    return None
-
-
-def _topology_platforms(
-    g: Guards, expr: ast.AST, chain: Sequence[ast.AST], depth: int
-) -> frozenset[str] | None:
-    """``get_topology_desc(..., platform="tpu")``, directly or through a name bound to it."""
-    if isinstance(expr, ast.Name) and depth < _MAX_DEPTH:
-        found = g.values.value_of(expr, chain)
-        return _topology_platforms(g, found[0], found[1], depth + 1) if found is not None else None
-    if isinstance(expr, ast.Call) and g.callee(expr) == TOPOLOGY:
-        platform = _argument(expr, 1, "platform")
-        if isinstance(platform, ast.Constant) and isinstance(platform.value, str):
-            return platforms_of(platform.value) or None
-    return None
-
-
-def sharding_platforms(
-    g: Guards, expr: ast.AST | None, chain: Sequence[ast.AST], depth: int = 0
-) -> frozenset[str] | None:
-    """The platform of the devices a sharding places on (None: unknown), for
-    ``SingleDeviceSharding(device)``, ``NamedSharding(Mesh(devices, axes), spec)`` and a
-    tuple or list of them (all on the same platform)."""
-    if depth > _MAX_DEPTH or expr is None:
-        return None
-    if isinstance(expr, ast.Name):
-        found = g.values.value_of(expr, chain)
-        return sharding_platforms(g, found[0], found[1], depth + 1) if found is not None else None
-    if isinstance(expr, (ast.Tuple, ast.List)):
-        each = {sharding_platforms(g, e, chain, depth + 1) for e in expr.elts}
-        return each.pop() if len(each) == 1 else None
-    if not isinstance(expr, ast.Call):
-        return None
-    callee = g.callee(expr)
-    if callee == SINGLE_DEVICE_SHARDING:
-        return device_platforms(g, _argument(expr, 0, "device"), chain)
-    if callee == NAMED_SHARDING:
-        return _mesh_platforms(g, _argument(expr, 0, "mesh"), chain, depth + 1)
-    return None
-
-
-def _mesh_platforms(
-    g: Guards, expr: ast.AST | None, chain: Sequence[ast.AST], depth: int
-) -> frozenset[str] | None:
-    if isinstance(expr, ast.Name) and depth < _MAX_DEPTH:
-        found = g.values.value_of(expr, chain)
-        return _mesh_platforms(g, found[0], found[1], depth + 1) if found is not None else None
-    if isinstance(expr, ast.Call) and g.callee(expr) == MESH:
-        return devices_platforms(g, _argument(expr, 0, "devices"), chain, depth + 1)
-    return None
-
-
 def _jit_platforms(g: Guards, call: ast.Call, chain: Sequence[ast.AST]) -> frozenset[str] | None:
-    backend = _keyword(call, "backend")
+    backend = keyword_value(call, "backend")
     if isinstance(backend, ast.Constant) and isinstance(backend.value, str):
         return platforms_of(backend.value) or None
-    device = _keyword(call, "device")
+    device = keyword_value(call, "device")
     if device is not None:
         return device_platforms(g, device, chain)
-    for keyword in _SHARDING_KEYWORDS:
-        found = sharding_platforms(g, _keyword(call, keyword), chain)
-        if found is not None:
-            return found
-    return None
+    return shardings_platforms(g, call, chain)
 
 
 def _pinned_by_call(g: Guards, call: ast.Call, chain: Sequence[ast.AST]) -> frozenset[str] | None:
@@ -506,8 +393,7 @@ def _committed_platforms(g: Guards, call: ast.Call, chain: Sequence[ast.AST]) ->
     """The platform of an argument committed by ``jax.device_put(x, device)``: the call runs there."""
     for arg in (*call.args, *(k.value for k in call.keywords)):
         if isinstance(arg, ast.Call) and g.callee(arg) == DEVICE_PUT:
-            device = arg.args[1] if len(arg.args) > 1 else _keyword(arg, "device")
-            found = device_platforms(g, device, chain)
+            found = device_platforms(g, call_arg(arg, 1, "device"), chain)
             if found is not None:
                 return found
     return None

@@ -47,6 +47,16 @@ def _params(scope: ast.AST) -> set[str]:
     return {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p is not None}
 
 
+def keyword_value(call: ast.Call, name: str) -> ast.expr | None:
+    """The value a call passes as ``name=`` (None: not passed so)."""
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def call_arg(call: ast.Call, index: int, name: str) -> ast.expr | None:
+    """The argument a call passes at position ``index`` or as ``name=``."""
+    return call.args[index] if len(call.args) > index else keyword_value(call, name)
+
+
 def positional_params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     """The names of a function's parameters that take positional arguments, in order."""
     return [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
