@@ -8,6 +8,7 @@ a run that recomputed the file prints the real one.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -50,6 +51,7 @@ def _tamper(folder: Path) -> None:
 
 
 def _project(tmp_path: Path) -> Path:
+    tmp_path.mkdir(exist_ok=True)
     (tmp_path / "uses.py").write_text(USES)
     (tmp_path / "plain.py").write_text("import numpy as np\n\nx = np.zeros(3)\n")
     (tmp_path / "broken.py").write_text("def f(:\n")
@@ -209,3 +211,42 @@ def test_two_runs_sharing_a_cache(tmp_path: Path) -> None:
         assert not [p for p in (project / ".jaxtarget_cache" / "v1").iterdir() if p.name != "results.json"]
     served = run_cli("check", ".", "--target", "cpu", cwd=project)
     assert served.stdout == expected.stdout
+
+
+def _imported(run: subprocess.CompletedProcess[str]) -> set[str]:
+    """The modules ``python -X importtime`` says the run imported."""
+    return {
+        line.rsplit("|", 1)[-1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")
+    }
+
+
+def test_a_check_served_from_the_cache_does_not_load_jedi(tmp_path: Path) -> None:
+    """A re-check of unchanged files reads its results from the cache: jedi and parso, a third
+    of the start-up, are not even imported (the first run, with an empty resolved-name store,
+    needed them)."""
+    project = _project(tmp_path / "project")
+    command = [sys.executable, "-X", "importtime", "-m", "jaxtarget", "check", ".", "--target", "cpu"]
+    env = {**os.environ, "JAXTARGET_CACHE_HOME": str(tmp_path / "cold")}
+    first = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=300, env=env)
+    assert {"jedi", "parso"} <= _imported(first), first.stderr[-2000:]
+    again = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=300, env=env)
+    assert again.stdout == first.stdout and "uses.py:5:16: JT001" in again.stdout
+    assert not {"jedi", "parso"} & _imported(again)
+
+
+def test_names_are_shown_relative_to_the_working_folder_through_links(tmp_path: Path) -> None:
+    """Run from a folder reached through a link, or given a file through a linked folder:
+    names are relative to the working folder (links followed), as given outside it."""
+    project = _project(tmp_path / "real")
+    (tmp_path / "link").symlink_to(project)
+    inside = run_cli(
+        "check", str(tmp_path / "link" / "uses.py"), "--target", "cpu", "--no-cache", cwd=project
+    )
+    assert inside.stdout.startswith("uses.py:5:16: JT001"), inside.stdout
+    linked = run_cli("check", "uses.py", "--target", "cpu", "--no-cache", cwd=tmp_path / "link")
+    assert linked.stdout.startswith("uses.py:5:16: JT001"), linked.stdout
+    (tmp_path / "elsewhere").mkdir()
+    outside = run_cli(
+        "check", str(project / "uses.py"), "--target", "cpu", "--no-cache", cwd=tmp_path / "elsewhere"
+    )
+    assert outside.stdout.startswith(f"{project.as_posix()}/uses.py:5:16: JT001"), outside.stdout

@@ -16,11 +16,15 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .platforms import Version, parse_version
 from .semantics.jedi_resolver import JediResolver, create_environment
 from .semantics.name_store import NameStore
 from .semantics.resolver import Resolver, StaticResolver
+
+if TYPE_CHECKING:
+    import jedi
 
 
 class InterpreterError(ValueError):
@@ -164,11 +168,15 @@ def load_environment(python: str | None, base: Path | None = None) -> Environmen
         if cached is not None:
             return cached
         same = os.path.realpath(exe) == os.path.realpath(sys.executable) and exe == sys.executable
-        try:
-            env = create_environment(exe, same)
-        except Exception as exc:  # jedi raises several kinds for a broken interpreter
-            raise InterpreterError(f"cannot use interpreter {exe}: {exc}") from exc
-        sys_path = list(env.get_sys_path())
+        env: jedi.api.environment.Environment | None = None
+        if same:
+            sys_path = list(sys.path)  # jedi's view of the running interpreter, without importing jedi
+        else:
+            try:
+                env = create_environment(exe, same)
+            except Exception as exc:  # jedi raises several kinds for a broken interpreter
+                raise InterpreterError(f"cannot use interpreter {exe}: {exc}") from exc
+            sys_path = list(env.get_sys_path())
         jax = find_jax(sys_path)
         plugins = tuple(find_plugins(sys_path))
         resolver: Resolver

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -45,10 +47,25 @@ def _cell_prefix(cell: int | None) -> str:
 
 
 def display_name(path: Path) -> str:
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
+    """The path relative to the working folder (links followed), else as given."""
+    here = _real(os.getcwd())
+    name = os.path.abspath(path)
+    real = (
+        os.path.realpath(name)
+        if os.path.islink(name)
+        else os.path.join(_real(os.path.dirname(name)), os.path.basename(name))
+    )
+    if real == here:
+        return "."
+    if not real.startswith(here.rstrip(os.sep) + os.sep):
         return path.as_posix()
+    return Path(os.path.relpath(real, here)).as_posix()
+
+
+@functools.lru_cache(maxsize=256)
+def _real(folder: str) -> str:
+    """A folder's path with links followed (memoized: a check names each folder many times)."""
+    return os.path.realpath(folder)
 
 
 def _utf16_col(lines: Lines | None, line: int, col: int) -> int:

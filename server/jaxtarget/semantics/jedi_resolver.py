@@ -7,18 +7,30 @@ set of wanted names), so a warm check asks jedi nothing new, and kept on disk
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
-
-import jedi
-import parso.cache
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from .name_store import NameStore
 from .resolver import Query, Spot
+
+if TYPE_CHECKING:
+    import jedi
+
+
+@functools.cache
+def _jedi() -> ModuleType:
+    """jedi, imported on first use (a check served from the result cache never asks it)."""
+    import jedi as module
+
+    _harden_parso_cache()
+    found: ModuleType = module
+    return found
 
 
 def _harden_parso_cache() -> None:
@@ -32,6 +44,8 @@ def _harden_parso_cache() -> None:
     cannot be read is a cache miss, and a folder another process made meanwhile is
     used. A parso without these private functions is left as it is.
     """
+    import parso.cache
+
     save: Callable[..., None] | None = getattr(parso.cache, "_save_to_file_system", None)
     load: Callable[..., Any] | None = getattr(parso.cache, "_load_from_file_system", None)
     path_of: Callable[..., str] | None = getattr(parso.cache, "_get_hashed_path", None)
@@ -68,22 +82,28 @@ def _harden_parso_cache() -> None:
     parso.cache._get_cache_directory_path = shared_folder
 
 
-_harden_parso_cache()
-
-
 class JediResolver:
     """Resolution through jedi in the user's own environment."""
 
     exact = True
     reason = ""
 
-    def __init__(self, environment: jedi.api.environment.Environment, store: NameStore | None = None) -> None:
-        self.environment = environment
+    def __init__(
+        self, environment: jedi.api.environment.Environment | None, store: NameStore | None = None
+    ) -> None:
+        """``environment`` None: the running interpreter's, made when jedi is first asked."""
+        self._environment = environment
         self.store = store
         self._cache: dict[tuple[Query, frozenset[str], frozenset[str]], str | None] = {}
         self._jedi_raised = False  # in the batch being resolved: its answers are not stored
         self._lock = threading.Lock()
         self._definitions: dict[frozenset[str], dict[str, str]] = {}
+
+    @property
+    def environment(self) -> jedi.api.environment.Environment:
+        if self._environment is None:
+            self._environment = _jedi().api.environment.InterpreterEnvironment()
+        return self._environment
 
     def definitions(self, wanted: frozenset[str]) -> dict[str, str]:
         """Map jedi's ``full_name`` of each wanted definition to its public name."""
@@ -94,7 +114,7 @@ class JediResolver:
             lines = [f"import {m}" for m in modules]
             first = len(lines) + 1
             lines += names
-            script = jedi.Script("\n".join(lines) + "\n", environment=self.environment)
+            script = _jedi().Script("\n".join(lines) + "\n", environment=self.environment)
             found = {}
             raised = False
             for i, name in enumerate(names):
@@ -186,7 +206,7 @@ class JediResolver:
         wanted: frozenset[str],
         lacking: frozenset[str],
     ) -> None:
-        script = jedi.Script(src, environment=self.environment)
+        script = _jedi().Script(src, environment=self.environment)
         # every goto before any other Script is made: a new Script disturbs this one's answers
         found = [(q, self._goto_noting(script, line, col)) for q, line, col in spots]
         for q, names in found:
@@ -212,7 +232,7 @@ class JediResolver:
     ) -> list[str | None]:
         """Full-file resolution for names whose binding the engine could not pin down."""
         with self._lock:
-            script = jedi.Script(source, path=path, environment=self.environment)
+            script = _jedi().Script(source, path=path, environment=self.environment)
             found = [(s, _goto(script, s.line, s.col)) for s in spots]
             answers: list[str | None] = []
             for s, names in found:
@@ -225,7 +245,7 @@ class JediResolver:
     def describe(self, qualname: str) -> tuple[str, str]:
         """Signature and docstring of a public name, from the user's installed JAX."""
         module = qualname.rsplit(".", 1)[0]
-        script = jedi.Script(f"import {module}\n{qualname}\n", environment=self.environment)
+        script = _jedi().Script(f"import {module}\n{qualname}\n", environment=self.environment)
         try:
             names = script.infer(2, len(qualname))
         except Exception:  # jedi can fail on odd environments; no docs then
@@ -278,6 +298,7 @@ def _match(names: Sequence[jedi.api.classes.Name], defs: dict[str, str]) -> str 
 
 def create_environment(executable: str, same_as_running: bool) -> jedi.api.environment.Environment:
     """jedi's environment for an interpreter (the running one is used in-process)."""
+    jedi = _jedi()
     if same_as_running:
         return jedi.api.environment.InterpreterEnvironment()
     env = jedi.create_environment(executable, safe=False)
