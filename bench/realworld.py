@@ -27,6 +27,8 @@ Usage (from the repository root)::
 A finding matches an expected one when code and line agree, and the API too
 when both name one (the tool's JSON names the API by its display name in the
 message; it is mapped back to the qualified name through the rule registry).
+A file error (a file that does not parse as committed) is printed on its own
+and is not a finding.
 This script is a benchmark, not a test: the pytest suite does not run it.
 """
 
@@ -286,8 +288,9 @@ def run_tool(tool: Path, target: str, work: Path, files: list[str]) -> list[dict
 
 
 def findings_by_file(
-    raw: list[dict[str, object]], work: Path, names: dict[str, str]
+    raw: list[dict[str, object]], work: Path, names: dict[str, str], errors: dict[str, list[str]]
 ) -> dict[str, list[Finding]]:
+    """Each file's findings; its file errors go to ``errors``."""
     out: dict[str, list[Finding]] = defaultdict(list)
     for item in raw:
         filename = Path(str(item.get("filename", "")))
@@ -304,6 +307,10 @@ def findings_by_file(
         shown = _DISPLAY.search(message)
         if shown is not None:
             api = names.get(shown.group(1))
+        if item.get("code") is None:
+            # a file error (a SyntaxError in the file as committed), not a rule's finding
+            errors[rel].append(f"{row}: {message}")
+            continue
         out[rel].append(Finding(str(item.get("code", "")), row, api, message))
     return out
 
@@ -413,7 +420,8 @@ def main(argv: list[str] | None = None) -> int:
             except RuntimeError as exc:
                 print(f"\ntarget {target}: {exc}", file=sys.stderr)
                 continue
-            found = findings_by_file(raw, work, names)
+            errors: dict[str, list[str]] = defaultdict(list)
+            found = findings_by_file(raw, work, names, errors)
             per_rule: dict[str, Tally] = defaultdict(Tally)
             for entry in ready:
                 tallies, misses = compare(entry, target, found.get(entry.local, []))
@@ -426,6 +434,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(_row(code, per_rule[code]))
                 total.add(per_rule[code])
             print(_row("all", total))
+            for rel in sorted(errors):
+                for error in errors[rel]:
+                    print(f"  file error (not a finding): {rel}:{error}")
 
         if args.show_misses and all_misses:
             print("\nmisses")
