@@ -1,14 +1,15 @@
-"""Language-server latency and memory on 5,000-line modules.
+"""Language-server latency and memory on generated modules (5,000 lines unless ``--lines``).
 
 Measures didChange -> publishDiagnostics latency (median and p95 over 50 edits,
 each a keystroke-sized change after a pause longer than the debounce), then the
 server's resident memory after opening 20 such files.
 
-Run: python bench/lsp_bench.py
+Run: python bench/lsp_bench.py [--lines N] [--uses N]
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import statistics
 import sys
@@ -36,7 +37,7 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-async def main() -> None:
+async def main(size: int, uses: int) -> None:
     client = Client()
 
     @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
@@ -69,7 +70,8 @@ async def main() -> None:
         client.waiters[(uri, version)] = fut
         return fut
 
-    source = module()
+    source = module(size, uses)
+    print(f"module: {size} lines, {uses} uses of psend/precv")
     uri = (folder / "m0.py").as_uri()
     started = time.perf_counter()
     first = expect(uri, 1)
@@ -83,7 +85,7 @@ async def main() -> None:
     latencies = []
     for i in range(50):
         await asyncio.sleep(0.3)  # a pause longer than the debounce
-        row = 100 + i * 90  # inside a different function each time
+        row = 100 + i * (size - 200) // 50  # inside a different function each time
         text = lines[row]
         col = len(text.rstrip("\n"))
         version = i + 2
@@ -113,15 +115,19 @@ async def main() -> None:
         fut = expect(other, 1)
         client.text_document_did_open(
             types.DidOpenTextDocumentParams(
-                types.TextDocumentItem(other, "python", 1, module().replace("block_", f"b{n}_"))
+                types.TextDocumentItem(other, "python", 1, module(size, uses).replace("block_", f"b{n}_"))
             )
         )
         await asyncio.wait_for(fut, 120)
-    print(f"server RSS after opening 20 files of 5,000 lines: {rss_mb(pid):.0f} MB   (goal <= 300 MB)")
+    print(f"server RSS after opening 20 files of {size} lines: {rss_mb(pid):.0f} MB")
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lines", type=int, default=5000)
+    parser.add_argument("--uses", type=int, default=40)
+    opts = parser.parse_args()
+    asyncio.run(main(opts.lines, opts.uses))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import re
 import sys
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from jaxtarget.rules.registry import WANTED
 from jaxtarget.semantics.module import analyse
 from jaxtarget.semantics.source import ChunkCache, SparseModule
 from jaxtarget.semantics.text import Lines
+from jaxtarget.semantics.uses import local_loads
 
 from .conftest import ROOT, make_engine
 from .test_resolution import LOOKALIKES, SPELLINGS
@@ -207,3 +210,113 @@ def test_scans_after_an_edit_equal_scans_from_scratch(
 def test_a_string_ending_mid_line_starts_no_statement() -> None:
     source = 'x = """doc\n"""; y = 1\nz = 2\n'
     assert Lines(source).statement_starts() == [1, 3]
+
+
+def _binding_oracle(view: SparseModule, lines: list[int], name: str) -> list[int]:
+    """The first of ``lines`` in each chunk for which ``may_bind_module_name`` holds."""
+    found: list[int] = []
+    for ln in lines:
+        if found and view.chunk_index(ln) == view.chunk_index(found[-1]):
+            continue
+        if view.may_bind_module_name(ln, name):
+            found.append(ln)
+        elif not found or view.chunk_index(found[-1]) != view.chunk_index(ln):
+            found.append(-ln)  # asked, does not bind: one question per chunk
+    return [ln for ln in found if ln > 0]
+
+
+BINDERS = (
+    "import jax\nfrom jax import lax\n"
+    "def lax():\n    pass\n"
+    "async def jnp():\n    return lax\n"
+    "class lax_holder:\n    lax = 1\n"
+    "@partial(\n    jax.jit,\n)\n@other\ndef lax(x):\n    return x\n"
+    "@deco\nclass jnp:\n    pass\n"
+    "def rebinds():\n    global lax, jnp\n    lax = jnp = None\n"
+    "def reads():\n    return lax.psend(jnp)\n"
+    "if flag:\n    lax = jnp = None\n"
+    "@decorated_without_def\nx = lax\n"
+    "def  spaced (x):\n    return lax\n"
+    "lax, jnp = 1, 2\n"
+)
+
+
+@pytest.mark.parametrize("name", ["corpus", "binders", "bench"])
+def test_binding_lines_ask_only_the_statements_that_can_bind(name: str) -> None:
+    """The statements that can bind a name in module scope, found from an index of the
+    module's defs and classes, are those asking each statement one by one finds."""
+    sources = list(CORPUS.values()) if name == "corpus" else [BINDERS if name == "binders" else module(3000)]
+    compared = 0
+    for source in sources:
+        text = Lines(source)
+        view = SparseModule(text)
+        words = set(re.findall(r"[A-Za-z_]\w*", source))
+        for word in sorted(words):
+            lines = text.word_lines(word)
+            assert view.binding_lines(lines, word) == _binding_oracle(view, lines, word), (source, word)
+            compared += 1
+    assert compared > 20
+    if name == "binders":
+        text = Lines(BINDERS)
+        view = SparseModule(text)
+        bound = {
+            w: [text.text(ln).strip() for ln in view.binding_lines(text.word_lines(w), w)]
+            for w in ("lax", "jnp")
+        }
+        # imports, defs and classes of that name (decorated too), globals, other statements
+        assert bound["lax"] == [
+            "from jax import lax",
+            "def lax():",
+            "def lax(x):",
+            "global lax, jnp",
+            "lax = jnp = None",
+            "x = lax",
+            "lax, jnp = 1, 2",
+        ]
+        assert bound["jnp"] == [
+            "async def jnp():",
+            "class jnp:",
+            "global lax, jnp",
+            "lax = jnp = None",
+            "lax, jnp = 1, 2",
+        ]
+
+
+def _loads_walked(function: ast.AST, above: list[ast.AST], name: str) -> list[tuple[ast.Name, list[ast.AST]]]:
+    """Every load of ``name`` in ``function``, with its ancestors, by a plain recursive walk."""
+    found: list[tuple[ast.Name, list[ast.AST]]] = []
+
+    def walk(node: ast.AST, chain: list[ast.AST]) -> None:
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            found.append((node, chain))
+        for child in reversed(list(ast.iter_child_nodes(node))):
+            walk(child, [*chain, node])
+
+    walk(function, above)
+    return found
+
+
+def test_local_loads_are_every_load_in_the_function_with_its_ancestors() -> None:
+    """The per-function index of loads answers what walking the function finds, asked twice
+    (the second answer from the index) and from a use nested deeper in the function."""
+    compared = 0
+    for source in [*CORPUS.values(), BINDERS]:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for function in ast.walk(tree):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            names = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)} | {"absent"}
+            for name in sorted(names):
+                expected = _loads_walked(function, [tree], name)
+                for _ in range(2):
+                    got = local_loads([tree, function, function.body[0]], name)
+                    assert got is not None
+                    assert [(id(n), [id(a) for a in above]) for n, above in got] == [
+                        (id(n), [id(a) for a in above]) for n, above in expected
+                    ]
+                compared += 1
+    assert compared > 50
+    assert local_loads([ast.parse("x = y")], "y") is None

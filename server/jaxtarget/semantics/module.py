@@ -15,7 +15,6 @@ Built once per document version, for every rule alike:
 from __future__ import annotations
 
 import ast
-import bisect
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -129,9 +128,8 @@ class Wanted:
 
     def might_be_mentioned(self, source: str) -> bool:
         """A cheap test: can ``source`` hold a use of a subject at all?"""
-        return (
-            any(name in source for name in self.subject_terms()) or "import *" in source or " as " in source
-        )
+        # the alias and star-import tests first: most modules have one near the top, found at once
+        return " as " in source or "import *" in source or any(t in source for t in self.subject_terms())
 
 
 @dataclass
@@ -379,18 +377,12 @@ def _binding_lines(
     """Unparsed lines whose top-level statements might bind one of ``roots`` (not ``asked`` before)."""
     binding: list[int] = []
     for r in roots:
-        lines = lines_of[r]
-        i = 0
-        while i < len(lines):
-            ln = lines[i]
-            # one question per chunk: skip the chunk's other lines
-            i = bisect.bisect_right(lines, view.chunk_last_line(ln), i + 1)
+        for ln in view.binding_lines(lines_of[r], r):
             key = (view.chunk_index(ln), r)
             if ln in view or key in asked:
                 continue
             asked.add(key)
-            if view.may_bind_module_name(ln, r):
-                binding.append(ln)
+            binding.append(ln)
     return binding
 
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import ast
 import bisect
+import heapq
 import io
 import re
 import tokenize
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from .text import Lines
@@ -147,6 +148,8 @@ class ChunkCache(dict[tuple[int, str], list[ast.stmt]]):
 
 
 _DEF_RE = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)", re.M)
+#: the same at the start of a line, spelled with the line break (offset + 1 is the line's start)
+_DEF_AFTER_BREAK = re.compile(r"\n(?:async\s+def|def|class)\s+(\w+)")
 
 
 class SparseModule:
@@ -167,6 +170,7 @@ class SparseModule:
         self.n_lines = len(text.starts)
         self._module: ast.Module | None = None
         self._global_chunks: set[int] | None = None
+        self._binder_index: tuple[list[int], dict[str, list[int]]] | None = None
 
     def __contains__(self, line: int) -> bool:
         """Whether the chunk holding ``line`` is parsed."""
@@ -253,6 +257,45 @@ class SparseModule:
             return True
         return "global" in chunk and re.search(rf"\bglobal\b[^\n]*\b{re.escape(name)}\b", chunk) is not None
 
+    def binding_lines(self, lines: Sequence[int], name: str) -> list[int]:
+        """The first of ``lines`` (sorted) in each top-level statement that can bind ``name``
+        in module scope (``may_bind_module_name``), asking only the statements that are not
+        a def or class of another name."""
+        anything, named = self._binders()
+        own = named.get(name, [])
+        found: list[int] = []
+        for k in heapq.merge(anything, own):
+            at = bisect.bisect_left(lines, self.starts[k])
+            inside = at < len(lines) and lines[at] <= self._end_line(k)
+            if inside and (k in own or self.may_bind_module_name(lines[at], name)):
+                found.append(lines[at])
+        return found
+
+    def _binders(self) -> tuple[list[int], dict[str, list[int]]]:
+        """Chunks that may bind any name (not a def or class, or declaring a global), and the
+        def and class chunks by the name they bind; computed once per version."""
+        if self._binder_index is None:
+            if self._global_chunks is None:
+                self._global_chunks = self._chunks_with("global")
+            source = self.text.source
+            anything: list[int] = []
+            named: dict[str, list[int]] = {}
+            defs: dict[int, str] = {}  # the first def or class at column 0 in each chunk
+            for m in _DEF_AFTER_BREAK.finditer("\n" + source):  # a line break first: fast for re
+                defs.setdefault(self._chunk_of(self.text.line_of(m.start())), m.group(1))
+            for k, first in enumerate(self.starts):
+                name = defs.get(k)
+                if (
+                    name is None
+                    or k in self._global_chunks
+                    or not source.startswith(("def ", "async ", "class ", "@"), self.text.offset(first))
+                ):
+                    anything.append(k)
+                else:
+                    named.setdefault(name, []).append(k)
+            self._binder_index = anything, named
+        return self._binder_index
+
     def _chunks_with(self, word: str) -> set[int]:
         source, found = self.text.source, set()
         at = source.find(word)
@@ -297,6 +340,14 @@ class FullView:
     def may_bind_module_name(self, line: int, name: str) -> bool:
         return True
 
+    def binding_lines(self, lines: Sequence[int], name: str) -> list[int]:
+        """The first of ``lines`` in each top-level statement (any may bind ``name``)."""
+        found: list[int] = []
+        for ln in lines:
+            if not found or self.chunk_index(ln) != self.chunk_index(found[-1]):
+                found.append(ln)
+        return found
+
     def is_definition(self, line: int) -> bool:
         return False
 
@@ -330,6 +381,8 @@ class SourceView(Protocol):
     def module(self) -> ast.Module: ...
 
     def may_bind_module_name(self, line: int, name: str) -> bool: ...
+
+    def binding_lines(self, lines: Sequence[int], name: str) -> list[int]: ...
 
     def is_definition(self, line: int) -> bool: ...
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import ast
 import itertools
+import threading
+import weakref
 from collections.abc import Sequence
 
 from ..platforms import ALL_PLATFORMS, platforms_of
@@ -193,13 +195,43 @@ def local_loads(where: Sequence[ast.AST], name: str) -> list[tuple[ast.Name, lis
     at = next((k for k in range(len(where) - 1, -1, -1) if isinstance(where[k], _DEFS)), None)
     if at is None:
         return None
-    found: list[tuple[ast.Name, list[ast.AST]]] = []
-    stack: list[tuple[ast.AST, list[ast.AST]]] = [(where[at], list(where[:at]))]
+    above = list(where[:at])
+    return [(load, [*above, *chain]) for load, chain in _loads_in(where[at]).get(name, ())]
+
+
+#: function node -> each name loaded in it, with the nodes from the function down to each load;
+#: a document's unchanged functions keep their nodes from version to version, and their index
+_LOADS: weakref.WeakKeyDictionary[ast.AST, dict[str, list[tuple[ast.Name, list[ast.AST]]]]] = (
+    weakref.WeakKeyDictionary()
+)
+_LOADS_LOCK = threading.Lock()
+
+
+def _loads_in(function: ast.AST) -> dict[str, list[tuple[ast.Name, list[ast.AST]]]]:
+    with _LOADS_LOCK:
+        found = _LOADS.get(function)
+    if found is not None:
+        return found
+    found = {}
+    # each node visited with the index of its parent; a load's chain is built only for it
+    nodes: list[ast.AST] = []
+    parents: list[int] = []
+    stack: list[tuple[ast.AST, int]] = [(function, -1)]
     while stack:
-        node, above = stack.pop()
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
-            found.append((node, above))
-        stack.extend((child, [*above, node]) for child in ast.iter_child_nodes(node))
+        node, parent = stack.pop()
+        index = len(nodes)
+        nodes.append(node)
+        parents.append(parent)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            chain: list[ast.AST] = []
+            while parent >= 0:
+                chain.append(nodes[parent])
+                parent = parents[parent]
+            chain.reverse()
+            found.setdefault(node.id, []).append((node, chain))
+        stack.extend((child, index) for child in ast.iter_child_nodes(node))
+    with _LOADS_LOCK:
+        _LOADS[function] = found
     return found
 
 
