@@ -111,3 +111,59 @@ def test_a_project_helper_that_only_traces(
     test = tmp_path / "tests" / "test_spec.py"
     test.write_text(USER)
     assert [f.span.line for f in check(USER, ("cpu",), str(test)).findings] == lines
+
+
+NESTED = """\
+import jax
+from jax.experimental import pallas as pl
+
+
+def trace(fn, *args):
+    return jax.make_jaxpr(fn)(*args)
+
+
+def test_two_calls_traced(k, x):
+    f = pl.pallas_call(k, out_shape=x)
+
+    def two_calls(a, b):
+        return f(a, b) + f(b, a)
+
+    return trace(two_calls, x, x)
+
+
+def test_two_calls_traced_by_keyword(k, x):
+    f = pl.pallas_call(k, out_shape=x)
+
+    def body(a):
+        return f(a)
+
+    return jax.eval_shape(fun=body, x=x)
+
+
+def test_two_calls_run(k, x):
+    f = pl.pallas_call(k, out_shape=x)
+
+    def two_calls(a, b):
+        return f(a, b) + f(b, a)
+
+    trace(two_calls, x, x)
+    return two_calls(x, x)
+
+
+def test_two_calls_jitted(k, x):
+    f = pl.pallas_call(k, out_shape=x)
+
+    def body(a):
+        return f(a)
+
+    return jax.jit(body)(x)
+"""
+
+
+def test_a_kernel_called_only_in_a_local_function_that_is_traced(check: CheckFn) -> None:
+    """Modelled on palladium tests/test_01_trace.py (`f = pl.pallas_call(...)`, a nested
+    `two_calls` calling `f`, handed to the project's `trace`): only traced, nothing (10);
+    the local function also called (28), jitted (38), or handed by keyword (19, the reading
+    takes a function by position): reported."""
+    found = check(NESTED, ("cpu",), "tests/test_trace.py").findings
+    assert [f.span.line for f in found] == [19, 28, 38]

@@ -300,7 +300,8 @@ def _traced_by(g: Guards, call: ast.Call, where: Sequence[ast.AST]) -> bool:
 
 
 def _passed_roles(chain: Sequence[ast.AST]) -> list[tuple[ast.Call, int | str, list[ast.AST]]] | None:
-    """The calls a nested function (``chain[-1]``) is passed to in its scope, with their ancestors."""
+    """The calls a nested function (``chain[-1]``) is passed to in its scope, with their ancestors
+    (None: it is not nested, or its name is also used otherwise)."""
     func = chain[-1]
     assert isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef))
     scope_at = next(
@@ -314,22 +315,20 @@ def _passed_roles(chain: Sequence[ast.AST]) -> list[tuple[ast.Call, int | str, l
     if scope_at is None:
         return None
     roles: list[tuple[ast.Call, int | str, list[ast.AST]]] = []
-    loads = 0
-    stack: list[tuple[ast.AST, list[ast.AST]]] = [(chain[scope_at], list(chain[:scope_at]))]
-    while stack:
-        node, above = stack.pop()
-        if isinstance(node, ast.Name) and node.id == func.name and isinstance(node.ctx, ast.Load):
-            loads += 1
-        if isinstance(node, ast.Call):
-            for k, arg in enumerate(node.args):
-                if isinstance(arg, ast.Name) and arg.id == func.name:
-                    roles.append((node, k, above))
-            for kw in node.keywords:
-                if isinstance(kw.value, ast.Name) and kw.value.id == func.name and kw.arg:
-                    roles.append((node, kw.arg, above))
-        here = [*above, node]
-        stack.extend((child, here) for child in ast.iter_child_nodes(node))
-    return roles if roles and loads == len(roles) else None
+    for load, above in local_loads(chain[: scope_at + 1], func.name) or []:
+        parent = above[-1] if above else None
+        if isinstance(parent, ast.Call) and any(a is load for a in parent.args):
+            roles.extend((parent, k, above[:-1]) for k, a in enumerate(parent.args) if a is load)
+        elif (
+            isinstance(parent, ast.keyword)
+            and parent.arg
+            and len(above) > 1
+            and isinstance(above[-2], ast.Call)
+        ):
+            roles.append((above[-2], parent.arg, above[:-2]))
+        else:
+            return None
+    return roles or None
 
 
 def _hands_to_tracer(g: Guards, call: ast.Call, position: int, where: Sequence[ast.AST]) -> bool:
@@ -367,10 +366,25 @@ def _built_traced_only(g: Guards, built: ast.Call, where: Sequence[ast.AST]) -> 
         call = above[-1] if above else None
         if not isinstance(call, ast.Call):
             return False
+        if call.func is load and _in_traced_function(g, above, where):
+            continue  # `f(x)` inside a local function that is itself only traced
         at = next((i for i, a in enumerate(call.args) if a is load), None)
         if at is None or not _hands_to_tracer(g, call, at, above[:-1]):
             return False
     return True
+
+
+def _in_traced_function(g: Guards, above: Sequence[ast.AST], where: Sequence[ast.AST]) -> bool:
+    """Whether the code at ``above`` is in a function nested in the one holding ``where`` that
+    is only handed to tracers (``def two_calls(x): return f(x) + f(x)``, then ``trace(two_calls, x)``)."""
+    outer = next((k for k in range(len(where) - 1, -1, -1) if isinstance(where[k], _DEFS)), len(above))
+    at = next((k for k in range(len(above) - 1, outer, -1) if isinstance(above[k], _DEFS)), None)
+    if at is None:
+        return False
+    roles = _passed_roles(above[: at + 1])
+    return roles is not None and all(
+        isinstance(k, int) and _hands_to_tracer(g, call, k, chain) for call, k, chain in roles
+    )
 
 
 def traced_only(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
