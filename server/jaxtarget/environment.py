@@ -173,7 +173,7 @@ def load_environment(python: str | None, base: Path | None = None) -> Environmen
             sys_path = list(sys.path)  # jedi's view of the running interpreter, without importing jedi
         else:
             try:
-                env = create_environment(exe, same)
+                env = create_environment(exe)
             except Exception as exc:  # jedi raises several kinds for a broken interpreter
                 raise InterpreterError(f"cannot use interpreter {exe}: {exc}") from exc
             sys_path = list(env.get_sys_path())

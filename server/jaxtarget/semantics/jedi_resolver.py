@@ -296,11 +296,9 @@ def _match(names: Sequence[jedi.api.classes.Name], defs: dict[str, str]) -> str 
     return None if roots - _SAME_USE_ROOTS else found
 
 
-def create_environment(executable: str, same_as_running: bool) -> jedi.api.environment.Environment:
-    """jedi's environment for an interpreter (the running one is used in-process)."""
-    jedi = _jedi()
-    if same_as_running:
-        return jedi.api.environment.InterpreterEnvironment()
-    env = jedi.create_environment(executable, safe=False)
+def create_environment(executable: str) -> jedi.api.environment.Environment:
+    """jedi's environment for another interpreter than the running one (whose environment a
+    ``JediResolver`` given None makes in-process)."""
+    env = _jedi().create_environment(executable, safe=False)
     env.get_sys_path()
     return env

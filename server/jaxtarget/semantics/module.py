@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ..model import Span
 from ..platforms import ALL_PLATFORMS
-from . import devices, handled, pins, uses
+from . import devices, handled, pins, traced, uses
 from .aliases import through_alias
 from .conditions import SETUP_WORDS, Allowed
 from .guards import Guards
@@ -459,7 +459,7 @@ def _references(
                 caught=handled.caught(c.ancestors, c.node),
                 compiled_caught=handled.compiled_caught(guards, c.ancestors, c.node),
                 absence_caught=handled.absence_caught(c.ancestors, c.node),
-                traced_only=uses.traced_only(guards, c.ancestors, c.node),
+                traced_only=traced.traced_only(guards, c.ancestors, c.node),
                 branch=uses.branch(guards, c.ancestors, c.node),
                 keywords=uses.keywords(guards, c.ancestors, c.node),
             )
