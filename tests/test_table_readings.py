@@ -134,6 +134,79 @@ def test_a_table_that_extends_itself_runs_its_entries_where_it_is_used(check: Ch
     assert [f.span.line for f in check(SELF_EXTENDED, ("cpu",), "tests/test_cases.py").findings] == []
 
 
+CPU_SKIP = """\
+    if jax.default_backend() != "cpu":
+        pytest.skip("cpu only")
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "lines"),
+    [
+        # the test skips off cpu before it calls the entry: each self-extension is followed once
+        (SELF_EXTENDED.replace("def test_case(fun):\n", "def test_case(fun):\n" + CPU_SKIP), []),
+        # three self-extensions, then a table built from it: still read where the test skips
+        (
+            SELF_EXTENDED.replace(
+                "CASES = CASES + [lambda x: jax.scipy.linalg.schur(x)]\n",
+                "CASES = CASES + [lambda x: jax.scipy.linalg.schur(x)]\n" * 3 + "MORE = CASES + []\n",
+            )
+            .replace('parametrize("fun", CASES)', 'parametrize("fun", MORE)')
+            .replace("def test_case(fun):\n", "def test_case(fun):\n" + CPU_SKIP),
+            [],
+        ),
+        # the skip comes after the entry runs: it gates nothing
+        (SELF_EXTENDED.replace("    fun(jnp.eye(2))\n", "    fun(jnp.eye(2))\n" + CPU_SKIP), [5, 6]),
+    ],
+)
+def test_a_self_extended_table_keeps_the_skip_of_its_test(
+    check: CheckFn, source: str, lines: list[int]
+) -> None:
+    assert source != SELF_EXTENDED
+    assert [f.span.line for f in check(source, ("tpu",), "tests/test_cases.py").findings] == lines
+
+
+# a plain table of lambdas (no record, no fields): the test's skip before its first call of
+# the entry gates every entry, as it does in the test's own body
+PLAIN_LAMBDAS = """\
+import jax
+import jax.numpy as jnp
+import pytest
+
+x = jnp.eye(2)
+CASES = [lambda x: jnp.linalg.eig(x)]
+
+
+@pytest.mark.parametrize("fun", CASES)
+def test_case(fun):
+    y = x + 1
+    if jax.default_backend() != "cpu":
+        pytest.skip("eig is cpu only")
+    fun(y)
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "lines"),
+    [
+        (("", ""), []),
+        # the entry is handed to a checker, not called, before the skip
+        (("    y = x + 1\n", "    jax.jit(fun)(x)\n    y = x + 1\n"), [6]),
+        # the entry is called before the skip
+        (("    y = x + 1\n", "    y = fun(x)\n"), [6]),
+        # the skip is not a skip of the backend
+        (('jax.default_backend() != "cpu"', "x is None"), [6]),
+    ],
+)
+def test_a_lambda_table_is_gated_by_the_skip_before_the_call(
+    check: CheckFn, change: tuple[str, str], lines: list[int]
+) -> None:
+    source = PLAIN_LAMBDAS.replace(*change) if change[0] else PLAIN_LAMBDAS
+    assert change[0] == "" or source != PLAIN_LAMBDAS
+    assert [f.span.line for f in check(source, ("tpu",), "tests/test_cases.py").findings] == lines
+    assert [f.span.line for f in check(source, ("cpu",), "tests/test_cases.py").findings] == []
+
+
 # a dispatch table handed to a function that looks it up by the backend, with a default
 # for the platforms it lacks (no raise: the module loads everywhere)
 PICKED = """\

@@ -21,6 +21,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
+from .document import IndexedWorkspace
+
 log = logging.getLogger("jaxtarget")
 
 
@@ -51,6 +53,8 @@ class JaxTargetProtocol(LanguageServerProtocol):
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:
         result: types.InitializeResult = yield from super().lsp_initialize(params)
+        # the workspace pygls made, whose documents keep their line starts between versions
+        self.workspace.__class__ = IndexedWorkspace
         if not pulls_diagnostics(params.capabilities):
             result.capabilities.diagnostic_provider = None
         return result

@@ -30,6 +30,7 @@ from ..project import Engines, interpreter_setting
 from ..semantics.resolver import StaticResolver
 from ..semantics.source import ChunkCache
 from . import convert
+from .document import IndexedDocument
 from .protocol import JaxTargetProtocol, pulls_diagnostics
 
 log = logging.getLogger("jaxtarget")
@@ -281,8 +282,12 @@ class JaxTargetServer(LanguageServer):
                 return done
             if state.running is None or state.running[0] != key:
                 # a snapshot: the open document changes in place on didChange
-                snapshot = TextDocument(
-                    doc.uri, doc.source, doc.version, doc.language_id, position_codec=doc.position_codec
+                snapshot = (
+                    doc.snapshot()
+                    if isinstance(doc, IndexedDocument)
+                    else TextDocument(
+                        doc.uri, doc.source, doc.version, doc.language_id, position_codec=doc.position_codec
+                    )
                 )
                 loop = asyncio.get_running_loop()
                 future = loop.run_in_executor(self.analysis_pool, self.analyse, snapshot, self.generation)

@@ -16,6 +16,7 @@ import io
 import re
 import tokenize
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from .text import Lines
@@ -140,11 +141,26 @@ class TokenFacts:
 class ChunkCache(dict[tuple[int, str], list[ast.stmt]]):
     """What the sparse parse of one document keeps between its versions.
 
-    Parsed chunks keyed by (first line, text), and the previous version's text
-    (with its identifier and statement-start scans, reused for the untouched text).
+    Parsed chunks keyed by (first line, text), the previous version's text (with its
+    identifier and statement-start scans, reused for the untouched text), and what each of
+    its chunks binds (reused for the chunks the edit did not touch).
     """
 
     lines: Lines | None = None
+    kinds: ChunkKinds | None = None
+
+
+@dataclass(frozen=True)
+class ChunkKinds:
+    """What each top-level statement of one version can bind in module scope."""
+
+    text: Lines
+    #: the statements' first lines
+    starts: list[int]
+    #: the name a def or class binds (its decorators before it); None: not a def or class
+    names: list[str | None]
+    #: whether the statement spells ``global`` (a def can then bind other names)
+    spells_global: list[bool]
 
 
 _DEF_RE = re.compile(r"^(?:async\s+def|def|class)\s+(\w+)", re.M)
@@ -169,8 +185,8 @@ class SparseModule:
         self.starts = starts
         self.n_lines = len(text.starts)
         self._module: ast.Module | None = None
-        self._global_chunks: set[int] | None = None
-        self._binder_index: tuple[list[int], dict[str, list[int]]] | None = None
+        self._chunk_kinds: ChunkKinds | None = None
+        self._anything: list[int] | None = None
 
     def __contains__(self, line: int) -> bool:
         """Whether the chunk holding ``line`` is parsed."""
@@ -243,66 +259,94 @@ class SparseModule:
         A def/class statement binds only its own name, unless its body declares the
         name global; every other statement might bind anything it mentions.
         """
-        first = self.chunk_first_line(line)
-        if not first.startswith(("def ", "async ", "class ", "@")):
+        k = self._chunk_of(line)
+        kinds = self._kinds()
+        binds = kinds.names[k]
+        if binds is None or binds == name:
             return True
-        if self._global_chunks is None:
-            self._global_chunks = self._chunks_with("global")
-        if self._chunk_of(line) not in self._global_chunks and not first.startswith("@"):
-            m = _DEF_RE.match(first)
-            return m is None or m.group(1) == name
-        chunk = self.chunk_text(line)
-        m = _DEF_RE.match(first) if not first.startswith("@") else _DEF_RE.search(chunk)
-        if m is None or m.group(1) == name:
-            return True
-        return "global" in chunk and re.search(rf"\bglobal\b[^\n]*\b{re.escape(name)}\b", chunk) is not None
+        if not kinds.spells_global[k]:
+            return False
+        return re.search(rf"\bglobal\b[^\n]*\b{re.escape(name)}\b", self.chunk_text(line)) is not None
 
     def binding_lines(self, lines: Sequence[int], name: str) -> list[int]:
         """The first of ``lines`` (sorted) in each top-level statement that can bind ``name``
         in module scope (``may_bind_module_name``), asking only the statements that are not
         a def or class of another name."""
-        anything, named = self._binders()
-        own = named.get(name, [])
+        kinds = self._kinds()
+        if self._anything is None:
+            # statements that may bind any name: not a def or class, or spelling ``global``
+            self._anything = [
+                k
+                for k, (bound, spells) in enumerate(zip(kinds.names, kinds.spells_global, strict=True))
+                if bound is None or spells
+            ]
+        own = [k for k, bound in enumerate(kinds.names) if bound == name and not kinds.spells_global[k]]
         found: list[int] = []
-        for k in heapq.merge(anything, own):
+        for k in heapq.merge(self._anything, own):
             at = bisect.bisect_left(lines, self.starts[k])
             inside = at < len(lines) and lines[at] <= self._end_line(k)
-            if inside and (k in own or self.may_bind_module_name(lines[at], name)):
+            if inside and (kinds.names[k] == name or self.may_bind_module_name(lines[at], name)):
                 found.append(lines[at])
         return found
 
-    def _binders(self) -> tuple[list[int], dict[str, list[int]]]:
-        """Chunks that may bind any name (not a def or class, or declaring a global), and the
-        def and class chunks by the name they bind; computed once per version."""
-        if self._binder_index is None:
-            if self._global_chunks is None:
-                self._global_chunks = self._chunks_with("global")
-            source = self.text.source
-            anything: list[int] = []
-            named: dict[str, list[int]] = {}
-            defs: dict[int, str] = {}  # the first def or class at column 0 in each chunk
-            for m in _DEF_AFTER_BREAK.finditer("\n" + source):  # a line break first: fast for re
-                defs.setdefault(self._chunk_of(self.text.line_of(m.start())), m.group(1))
-            for k, first in enumerate(self.starts):
-                name = defs.get(k)
-                if (
-                    name is None
-                    or k in self._global_chunks
-                    or not source.startswith(("def ", "async ", "class ", "@"), self.text.offset(first))
-                ):
-                    anything.append(k)
-                else:
-                    named.setdefault(name, []).append(k)
-            self._binder_index = anything, named
-        return self._binder_index
+    def _kinds(self) -> ChunkKinds:
+        """What each chunk binds, read again only for the chunks an edit touched since the
+        version the cache holds."""
+        if self._chunk_kinds is None:
+            n = len(self.starts)
+            names: list[str | None] = [None] * n
+            spells_global = [False] * n
+            head, tail, old = 0, n, self._kept_kinds()
+            if old is not None:
+                head, tail, moved = old
+                kept = self.cache.kinds
+                assert kept is not None
+                names[:head], spells_global[:head] = kept.names[:head], kept.spells_global[:head]
+                names[tail:], spells_global[tail:] = (
+                    kept.names[tail + moved :],
+                    kept.spells_global[tail + moved :],
+                )
+            for k in range(head, tail):
+                names[k], spells_global[k] = self._read_chunk(k)
+            self._chunk_kinds = ChunkKinds(self.text, self.starts, names, spells_global)
+            self.cache.kinds = self._chunk_kinds
+        return self._chunk_kinds
 
-    def _chunks_with(self, word: str) -> set[int]:
-        source, found = self.text.source, set()
-        at = source.find(word)
-        while at >= 0:
-            found.add(self._chunk_of(self.text.line_of(at)))
-            at = source.find(word, at + len(word))
-        return found
+    def _kept_kinds(self) -> tuple[int, int, int] | None:
+        """The chunks ``[0, head)`` and ``[tail, n)`` the edit left whole, with how many chunks
+        the edit removed (``tail + moved`` is the same chunk in the kept version); None: the
+        cache holds no version this one was edited from."""
+        kept, common = self.cache.kinds, self.text.common_with_previous()
+        if kept is None or common is None or common[0] is not kept.text:
+            return None
+        old_text, prefix, suffix = common
+        new, old = self.starts, kept.starts
+        # chunks that end before the first changed character
+        head = max(bisect.bisect_right(new, self.text.line_of(prefix)) - 1, 0)
+        # chunks that start after the last changed character, the line break before them kept too
+        first_after = self.text.line_of(len(self.text.source) - suffix) + 1
+        tail = bisect.bisect_left(new, first_after)
+        moved = len(old) - len(new)
+        lines_moved = len(self.text.starts) - len(old_text.starts)
+        if (
+            head > tail
+            or tail + moved < head
+            or new[: head + 1] != old[: head + 1]
+            or any(a != b + lines_moved for a, b in zip(new[tail:], old[tail + moved :], strict=True))
+        ):
+            return None
+        return head, tail, moved
+
+    def _read_chunk(self, k: int) -> tuple[str | None, bool]:
+        """The name chunk ``k`` binds if it is a def or class, and whether it spells ``global``."""
+        source, offset = self.text.source, self.text.offset
+        at, end = offset(self.starts[k]), offset(self._end_line(k) + 1)
+        m = None
+        if source.startswith(("def ", "async ", "class "), at):
+            m = _DEF_RE.match(source, at)
+        elif source.startswith("@", at):  # the first def or class at column 0 in the chunk
+            m = _DEF_AFTER_BREAK.search(source, at, end)
+        return (m.group(1) if m is not None else None), source.find("global", at, end) >= 0
 
     def module(self) -> ast.Module:
         if self._module is None:

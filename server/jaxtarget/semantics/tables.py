@@ -28,6 +28,8 @@ _CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp)
 #: builtins that read a table without calling its entries
 _READERS = frozenset({"sorted", "len", "list", "set", "tuple", "print", "repr", "str", "dict", "keys"})
+#: how many tables a table's entries are followed through (``ALL = NUMERIC + ...``)
+_TABLE_DEPTH = 3
 #: methods that read or grow a table without calling its entries
 _GROWERS = frozenset({"keys", "__len__", "append", "extend", "insert", "index", "count", "update"})
 
@@ -72,7 +74,7 @@ def through_module_names(module: ModuleUses, ref: Use) -> None:
     if table is not None:
         entry = _table_entry(module, chain, ref.node, grown=isinstance(stmt, ast.Expr))
         if entry is not None:
-            reach = _table_reach(module, table, 0, entry)
+            reach = _table_reach(module, table, frozenset(), entry)
             if reach is not None:
                 ref.inspected = False
                 ref.allowed = as_allowed(reach if ref.allowed is None else reach & ref.allowed)
@@ -234,6 +236,8 @@ def _table_entry(module: ModuleUses, chain: Sequence[ast.AST], node: ast.AST, gr
         if grown and i == 2:  # the arguments of ``T.append(...)`` are entries
             inside = isinstance(parent, ast.Call) and child is not parent.func
             continue
+        if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Add) and not inside:
+            continue  # ``EIG + [...]``: the tables joined hold the entries
         if (
             isinstance(parent, (*_CONTAINERS, ast.Starred, ast.keyword))
             or (isinstance(parent, _COMPREHENSIONS) and child is parent.elt)
@@ -285,8 +289,13 @@ def _record_fields(module: ModuleUses, call: ast.Call) -> dict[str, str] | None:
     return fields
 
 
-def _table_reach(module: ModuleUses, name: str, depth: int, entry: Entry) -> frozenset[str] | None:
-    """Platforms that reach a use of the table ``name`` that can call its entries (None: no such use)."""
+def _table_reach(module: ModuleUses, name: str, seen: frozenset[str], entry: Entry) -> frozenset[str] | None:
+    """Platforms that reach a use of the table ``name`` that can call its entries (None: no such use).
+
+    ``seen``: the tables already followed to this one (``ALL = LINALG + OTHERS`` leads from
+    LINALG to ALL); a table built from itself (``CASES = CASES + [...]``) is followed once.
+    """
+    seen = seen | {name}
     guards = module.guards
     out: set[str] = set()
     found = False
@@ -302,14 +311,14 @@ def _table_reach(module: ModuleUses, name: str, depth: int, entry: Entry) -> fro
         statement = above[1] if len(above) > 1 else None
         if (
             isinstance(statement, ast.Assign)
-            and depth < 3
+            and len(seen) <= _TABLE_DEPTH
             and all(isinstance(n, (ast.BinOp, *_CONTAINERS)) for n in above[2:])
         ):
             # `ALL = CPU_ONLY + OTHERS` at module level: where ALL is used
             for target in statement.targets:
                 more = (
-                    _table_reach(module, target.id, depth + 1, entry)
-                    if isinstance(target, ast.Name)
+                    _table_reach(module, target.id, seen, entry)
+                    if isinstance(target, ast.Name) and target.id not in seen
                     else None
                 )
                 if more is not None:
@@ -329,7 +338,9 @@ def _table_reach(module: ModuleUses, name: str, depth: int, entry: Entry) -> fro
             i, func = decorated
             # a parameterized test: its entry parameter is the one besides ``self``
             params = [a.arg for a in func.args.args if a.arg not in ("self", "cls")]
-            if len(params) == 1 and entry.fields:
+            if len(params) == 1:
+                # the entry runs at the first statement that calls it or hands it on; the
+                # skips before that gate it (with its fields known, those that test them)
                 here = Entry(entry.fields, params[0])
                 allowed = guards.allowed([*above[: i + 1]], _first_run(func, params[0]), here)
             else:
@@ -350,7 +361,7 @@ def _first_run(func: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> ast.
     for stmt in func.body:
         for node in ast.walk(stmt):
             if isinstance(node, ast.Call) and (
-                (isinstance(node.func, ast.Attribute) and names_param(node.func))
+                names_param(node.func)
                 or any(names_param(a) for a in [*node.args, *(k.value for k in node.keywords)])
             ):
                 return stmt

@@ -15,7 +15,18 @@ from typing import NamedTuple
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 #: characters str.splitlines splits on but Python's tokenizer does not
-_ODD_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_ODD_CHARS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def _split_starts(source: str, begin: int, end: int, last: bool = True) -> list[int]:
+    """Offsets of the lines starting in ``source[begin:end]``, ``begin`` a line start (the text
+    holds no odd break). ``last``: ``end`` is the text's end, a start if a line break ends the
+    text; otherwise ``end`` is a line start that is left out."""
+    starts = list(itertools.accumulate(map(len, source[begin:end].splitlines(keepends=True)), initial=begin))
+    if not last or (starts[-1] == len(source) and source and source[-1] not in "\r\n"):
+        starts.pop()  # the next line's start, or the end of a last line without a line break
+    return starts
+
 
 #: Lines that may start a top-level statement (column 0, not a comment,
 #: closing bracket or the continuation of a compound statement).
@@ -91,13 +102,29 @@ class Lines:
         if previous is not None:
             previous._previous = None  # keep one version back, not a chain
         self._ends: tuple[int, int] | None = None
-        if _ODD_BREAKS.search(source) is None:
-            lengths = map(len, source.splitlines(keepends=True))
-            self.starts = [0, *itertools.accumulate(lengths)]
-            if self.starts[-1] == len(source) and source and source[-1] not in "\r\n":
-                self.starts.pop()  # the last line has no line break
-        else:
+        #: whether the text holds a character str.splitlines breaks on and the tokenizer does not
+        self.odd = any(c in source for c in _ODD_CHARS)
+        if self.odd:
             self.starts = [0] + [m.end() for m in _NEWLINE.finditer(source)]
+        elif previous is not None and not previous.odd and source and previous.source:
+            self.starts = self._starts_after_edit(previous)
+        else:
+            self.starts = _split_starts(source, 0, len(source))
+
+    def _starts_after_edit(self, prev: Lines) -> list[int]:
+        """The line starts, those of ``prev`` kept in the text the edit did not touch."""
+        prefix, suffix = self._ends = common_ends(prev.source, self.source)
+        old, shift = prev.starts, len(self.source) - len(prev.source)
+        # a start whose break before it and first character are both untouched is kept
+        i = bisect.bisect_left(old, prefix)  # old[:i] start before the edit
+        j = bisect.bisect_right(old, len(prev.source) - suffix)  # old[j:] start after it
+        begin = old[i - 1] if i else 0
+        head = old[: i - 1] if i else []
+        if j < len(old):
+            end = old[j] + shift
+            middle = _split_starts(self.source, begin, end, last=False)
+            return [*head, *middle, *map(shift.__add__, old[j:])]
+        return [*head, *_split_starts(self.source, begin, len(self.source))]
 
     def line_of(self, offset: int) -> int:
         return bisect.bisect_right(self.starts, offset)
@@ -115,6 +142,10 @@ class Lines:
         if text.isascii():
             return byte_col
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+
+    def common_with_previous(self) -> tuple[Lines, int, int] | None:
+        """The previous version and the lengths of the prefix and suffix shared with it."""
+        return self._common()
 
     def _common(self) -> tuple[Lines, int, int] | None:
         """The previous version and the lengths of the prefix and suffix shared with it."""
