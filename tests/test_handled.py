@@ -93,7 +93,8 @@ def eigenvalues(a):
         (("except NotImplementedError:", "except RuntimeError:"), []),
         # traced only: nothing lowers, so nothing fails to
         (("jax.jit(jnp.linalg.eigvals)(a)", "jax.jit(jnp.linalg.eigvals).trace(a)"), []),
-        # a plain call may be traced by an outer jit and lowered after the try is left
+        # a plain call in a library function may be traced by a caller's jit and lowered after
+        # the try is left (test_an_eager_call_is_lowered_inside_its_try: one that runs on the host)
         (("jax.jit(jnp.linalg.eigvals)(a)", "jnp.linalg.eigvals(a)"), [7]),
         # vmapped, not compiled
         (("jax.jit(jnp.linalg.eigvals)(a)", "jax.vmap(jnp.linalg.eigvals)(a)"), [7]),
@@ -125,3 +126,126 @@ def test_a_lowering_error_is_caught_where_the_call_compiles(
     assert change[0] == "" or source != COMPILED
     assert [f.span.line for f in check(source, ("tpu",)).findings] == lines
     assert [f.span.line for f in check(source, ("cpu",)).findings] == []
+
+
+# an eager call whose lowering fails inside a try with a fallback; modelled on
+# Naruki-Ichihara/fealax fealax/solver/linear_solvers.py (`spsolve` in a `try` whose
+# `except Exception` falls back to an iterative solve)
+EAGER = """\
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def eigenvalues(a):
+    try:
+        return np.asarray(jnp.linalg.eigvals(a))
+    except NotImplementedError:
+        pass
+    return jnp.diagonal(a)
+"""
+TAIL = "    return jnp.diagonal(a)\n"
+METHOD = (
+    "class Solver:\n    def eigenvalues(self, a):\n        try:\n"
+    "            return np.asarray(jnp.linalg.eigvals(a))\n"
+    "        except NotImplementedError:\n            pass\n        return jnp.diagonal(a)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("change", "lines"),
+    [
+        (("", ""), []),
+        # nothing shows it runs on the host: a caller elsewhere may jit it
+        (("np.asarray(jnp.linalg.eigvals(a))", "jnp.linalg.eigvals(a)"), [8]),
+        # host values from static attributes only are fine under jit
+        (("np.asarray(jnp.linalg.eigvals(a))", "jnp.linalg.eigvals(a) * np.prod(a.shape)"), [8]),
+        (("np.asarray(jnp.linalg.eigvals(a))", "float(jnp.linalg.eigvals(a)[0].real)"), []),
+        (("np.asarray(jnp.linalg.eigvals(a))", "jnp.linalg.eigvals(a).tolist()"), []),
+        # the function holding the try is jitted: the try runs while tracing, the lowering after it
+        (("def eigenvalues", "@jax.jit\ndef eigenvalues"), [9]),
+        (("def eigenvalues", "@jax.vmap\ndef eigenvalues"), [9]),
+        # handed to jit in the module
+        ((TAIL, TAIL + "\n\nfast = jax.jit(eigenvalues)\n"), [8]),
+        # called by a jitted function, or by a function a jitted one calls
+        ((TAIL, TAIL + "\n\n@jax.jit\ndef step(a):\n    return eigenvalues(a) + 1\n"), [8]),
+        ((TAIL, TAIL + "\n\ndef run(a):\n    return eigenvalues(a)\n\n\nstep = jax.jit(run)\n"), [8]),
+        # called by a function nothing stages
+        ((TAIL, TAIL + "\n\ndef run(a):\n    return eigenvalues(a)\n"), []),
+        # a method: `jax.jit(self.eigenvalues)` is nothing this module shows either way
+        (("def eigenvalues(a):\n" + EAGER.split("def eigenvalues(a):\n")[1], METHOD), [9]),
+        # the handler does not catch the lowering error
+        (("except NotImplementedError:", "except ValueError:"), [8]),
+    ],
+)
+def test_an_eager_call_is_lowered_inside_its_try(
+    check: CheckFn, change: tuple[str, str], lines: list[int]
+) -> None:
+    source = EAGER.replace(*change) if change[0] else EAGER
+    assert change[0] == "" or source != EAGER
+    assert [f.span.line for f in check(source, ("tpu",)).findings] == lines
+    assert [f.span.line for f in check(source, ("cpu",)).findings] == []
+
+
+# a local function handed to a checker inside the try; modelled on uwplasma/GKX
+# src/gkx/objectives/autodiff_validation.py (`branch_fn` handed to a finite-difference
+# report inside `try ... except NotImplementedError`)
+HANDED = """\
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def report(fn, x):
+    return jax.jacfwd(fn)(x)
+
+
+def branch_report(matrix_fn, p):
+    def branch_fn(x):
+        return jnp.linalg.eigvals(matrix_fn(x))[0].real
+
+    try:
+        return np.asarray(report(branch_fn, p))
+    except NotImplementedError:
+        return None
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "lines"),
+    [
+        (("", ""), []),
+        # nothing shows the function holding the try runs on the host
+        (("np.asarray(report(branch_fn, p))", "report(branch_fn, p)"), [12]),
+        # transformed and called in place inside the try
+        (("report(branch_fn, p)", "jax.grad(branch_fn)(p)"), []),
+        # a lambda handed on inside the try
+        (
+            (
+                "    def branch_fn(x):\n        return jnp.linalg.eigvals(matrix_fn(x))[0].real\n\n"
+                "    try:\n        return np.asarray(report(branch_fn, p))\n",
+                "    try:\n        return np.asarray(report(lambda x: jnp.linalg.eigvals(matrix_fn(x))[0].real, p))\n",
+            ),
+            [],
+        ),
+        # also called after the try
+        (("        return None\n", "        pass\n    return branch_fn(p)\n"), [12]),
+        # jitted inside the try, called after it
+        (
+            (
+                "        return np.asarray(report(branch_fn, p))\n    except NotImplementedError:\n        return None\n",
+                "        fast = jax.jit(branch_fn)\n    except NotImplementedError:\n        return None\n"
+                "    return fast(p)\n",
+            ),
+            [12],
+        ),
+        # the function holding the try is jitted
+        (("def branch_report", "@jax.jit\ndef branch_report"), [13]),
+    ],
+)
+def test_a_local_function_used_only_inside_the_try_is_lowered_there(
+    check: CheckFn, change: tuple[str, str], lines: list[int]
+) -> None:
+    source = HANDED.replace(*change) if change[0] else HANDED
+    assert change[0] == "" or source != HANDED
+    assert [f.span.line for f in check(source, ("tpu",)).findings] == lines

@@ -167,3 +167,78 @@ def test_a_kernel_called_only_in_a_local_function_that_is_traced(check: CheckFn)
     takes a function by position): reported."""
     found = check(NESTED, ("cpu",), "tests/test_trace.py").findings
     assert [f.span.line for f in found] == [19, 28, 38]
+
+
+TRACE_METHOD = """\
+import jax
+from jax.experimental import pallas as pl
+
+
+def compile_with(fn):
+    return fn
+
+
+def test_lambda_traced(k, x):
+    return jax.jit(lambda a: pl.pallas_call(k, out_shape=a)(a)).trace(x).jaxpr
+
+
+def test_lambda_traced_then_lowered(k, x):
+    return jax.jit(lambda a: pl.pallas_call(k, out_shape=a)(a)).trace(x).lower()
+
+
+def test_lambda_handed_to_a_function_that_is_not_a_transform(k, x):
+    return compile_with(lambda a: pl.pallas_call(k, out_shape=a)(a)).trace(x)
+
+
+def test_kernel_jitted_and_traced(k, x):
+    return jax.jit(pl.pallas_call(k, out_shape=x)).trace(x)
+
+
+def test_kernel_stored_jitted_and_traced(k, x):
+    f = pl.pallas_call(k, out_shape=x)
+    return jax.jit(f).trace(x)
+
+
+def test_kernel_stored_jitted_traced_and_lowered(k, x):
+    f = pl.pallas_call(k, out_shape=x)
+    return jax.jit(f).trace(x).lower()
+
+
+def test_lambda_called_in_a_traced_function(k, x):
+    def body(a):
+        g = lambda b: pl.pallas_call(k, out_shape=b)(b)
+        return g(a)
+
+    return jax.make_jaxpr(body)(x)
+
+
+def test_function_called_in_a_traced_function(k, x):
+    def body(a):
+        def inner(b):
+            return pl.pallas_call(k, out_shape=b)(b)
+
+        return inner(a)
+
+    return jax.eval_shape(body, x)
+
+
+def test_function_called_in_a_jitted_function(k, x):
+    def body(a):
+        def inner(b):
+            return pl.pallas_call(k, out_shape=b)(b)
+
+        return inner(a)
+
+    return jax.jit(body)(x)
+"""
+
+
+def test_traced_with_the_trace_method_or_inside_a_traced_function(check: CheckFn) -> None:
+    """Modelled on jax's AOT API (``jax.jit(f).trace(x)`` gives a Traced whose ``.jaxpr`` is
+    read, ``.lower()`` lowers it; jax-ml/jax tests/api_test.py) and on palladium's nested
+    helpers: a lambda or kernel jitted and only ``.trace``d (10, 22, 26), or called in a local
+    function that is itself only traced (37, 46): nothing; traced then lowered (14, 31),
+    handed to a function that is not a transform (18), or in a function that is jitted (56):
+    reported."""
+    found = check(TRACE_METHOD, ("cpu",), "tests/test_trace.py").findings
+    assert [f.span.line for f in found] == [14, 18, 31, 56]

@@ -67,7 +67,8 @@ class Reference:
     expects_error: bool = False
     #: inside a ``try`` whose handler catches a trace-time error
     caught: bool = False
-    #: compiled right there inside a ``try`` whose handler catches the lowering error
+    #: lowered right there inside a ``try`` whose handler catches the lowering error: compiled
+    #: in place, or called eagerly in a function nothing stages
     compiled_caught: bool = False
     #: inside a ``try`` whose handler catches what calling an absent API raises (a version fallback)
     absence_caught: bool = False
@@ -364,6 +365,8 @@ def analyse(
     module.references = _references(resolved, text, module.guards, wanted.subjects)
     for ref in module.references:
         through_module_names(module, ref)
+        if not ref.compiled_caught and handled.eagerly_caught(module, ref.ancestors, ref.node):
+            ref.compiled_caught = True
         if ref.pinned is None:
             # the process's platform, where the code around the use pins nothing of its own
             # (a function compiled for a TPU topology in a script run with JAX_PLATFORMS=cpu)

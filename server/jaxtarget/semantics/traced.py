@@ -137,20 +137,22 @@ def traced_only(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
         return True
     if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
         return _traced_by(g, parent, ancestors[:-1])
+    # the innermost lambda or local function around it that is only traced; code in a function
+    # that is only traced is only traced too, whatever it does with it inside
     chain = [*ancestors, node]
     for i in range(len(chain) - 1, 0, -1):
         here = chain[i]
         if isinstance(here, ast.Lambda):
             outer = chain[i - 1]
-            return (
+            if (
                 isinstance(outer, ast.Call)
                 and bool(outer.args)
                 and outer.args[0] is here
                 and _traced_by(g, outer, chain[: i - 1])
-            )
-        if isinstance(here, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            ):
+                return True
+        elif isinstance(here, (ast.FunctionDef, ast.AsyncFunctionDef)):
             roles = _passed_roles(chain[: i + 1])
-            return roles is not None and all(
-                role == 0 and _traced_by(g, call, where) for call, role, where in roles
-            )
+            if roles is not None and all(role == 0 and _traced_by(g, c, w) for c, role, w in roles):
+                return True
     return False
