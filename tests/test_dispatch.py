@@ -187,6 +187,61 @@ def test_a_lowering_rule_registered_for_one_platform_runs_there(
     assert [f.span.line for f in check(source, ("cpu",)).findings] == lines
 
 
+# A project's own primitive class that registers a Pallas kernel generator for one platform
+# (modelled on chaobrain/brainevent brainevent/_csr/plasticity_binary.py:
+# `update_csr_on_binary_pre_p.def_pallas_kernel('tpu', partial(_generator, 'mosaic_tpu'))`).
+PROJECT_REGISTERED = """\
+from functools import partial
+
+import jax
+from jax.experimental import pallas as pl
+
+from mylib import XLACustomKernel
+
+double_p = XLACustomKernel("double")
+
+
+def _kernel(x_ref, o_ref):
+    o_ref[...] = x_ref[...] * 2
+
+
+def _pallas_generator(backend, x):
+    return pl.pallas_call(_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+
+
+def _any_generator(x):
+    return pl.pallas_call(_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+
+
+double_p.def_pallas_kernel("tpu", partial(_pallas_generator, "mosaic_tpu"))
+double_p.def_kernel(_any_generator)
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "lines"),
+    [
+        (("", ""), [20]),  # the tpu generator runs only there; the other one anywhere
+        (('def_pallas_kernel("tpu"', 'def_pallas_kernel("cpu"'), [16, 20]),
+        (
+            (
+                'def_pallas_kernel("tpu", partial(_pallas_generator, "mosaic_tpu"))',
+                'def_pallas_kernel(partial(_pallas_generator, "mosaic_tpu"), backend="tpu")',
+            ),
+            [20],
+        ),
+        # the string is not a platform: nothing says where it runs
+        (('def_pallas_kernel("tpu"', 'def_pallas_kernel("fast"'), [16, 20]),
+    ],
+)
+def test_a_kernel_a_project_registry_names_a_platform_for_runs_there(
+    check: CheckFn, change: tuple[str, str], lines: list[int]
+) -> None:
+    source = PROJECT_REGISTERED.replace(*change) if change[0] else PROJECT_REGISTERED
+    assert change[0] == "" or source != PROJECT_REGISTERED
+    assert [f.span.line for f in check(source, ("cpu",)).findings] == lines
+
+
 # A module that picks its solver at import and raises where none is registered (modelled on
 # arpastrana/jax_fdm src/jax_fdm/equilibrium/sparse.py `spsolve = register_sparse_solver(_solvers)`):
 # it never loads on the other backends, so none of its functions runs there.

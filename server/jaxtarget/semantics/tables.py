@@ -135,22 +135,32 @@ def _callers_reach(module: ModuleUses, func: ast.FunctionDef | ast.AsyncFunction
 
 def _registered_reach(g: Guards, site: ast.AST, above: Sequence[ast.AST]) -> frozenset[str] | None:
     """The platform a function is registered to lower a primitive on:
-    ``mlir.register_lowering(prim, mlir.lower_fun(_tpu_rule), platform="tpu")``, also through
-    ``functools.partial``. None: not such a use."""
+    ``mlir.register_lowering(prim, mlir.lower_fun(_tpu_rule), platform="tpu")``, or a
+    project's own registry that names it (``prim.def_pallas_kernel("tpu", _rule)``,
+    ``register(_rule, backend="gpu")``), also through ``functools.partial``. None: not such a use."""
     node: ast.AST = site
     for parent in reversed(above):
         if not (isinstance(parent, ast.Call) and any(a is node for a in parent.args)):
             return None
         callee = g.callee(parent)
-        if callee == uses.REGISTER_LOWERING:
-            platform = next((k.value for k in parent.keywords if k.arg == "platform"), None)
-            if isinstance(platform, ast.Constant) and isinstance(platform.value, str):
-                return platforms_of(platform.value) or None
-            return None
-        if callee not in (uses.LOWER_FUN, uses.PARTIAL) or parent.args[0] is not node:
-            return None
-        node = parent
+        if callee in (uses.LOWER_FUN, uses.PARTIAL) and parent.args[0] is node:
+            node = parent
+            continue
+        if callee == uses.REGISTER_LOWERING or callee is None or not callee.startswith("jax."):
+            return _named_platform(parent, node)
+        return None
     return None
+
+
+def _named_platform(call: ast.Call, handed: ast.AST) -> frozenset[str] | None:
+    """The platforms a registering call names beside the function it is handed: ``platform=``
+    or ``backend=``, or a positional string naming a platform (None: it names none)."""
+    named = [k.value for k in call.keywords if k.arg in ("platform", "backend")]
+    named += [a for a in call.args if a is not handed]
+    out = frozenset().union(
+        *(platforms_of(n.value) for n in named if isinstance(n, ast.Constant) and isinstance(n.value, str))
+    )
+    return out or None
 
 
 def _dispatch_reach(module: ModuleUses, site: ast.AST, above: Sequence[ast.AST]) -> frozenset[str] | None:
