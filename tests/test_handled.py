@@ -160,11 +160,14 @@ METHOD = (
         (("np.asarray(jnp.linalg.eigvals(a))", "jnp.linalg.eigvals(a)"), [8]),
         # host values from static attributes only are fine under jit
         (("np.asarray(jnp.linalg.eigvals(a))", "jnp.linalg.eigvals(a) * np.prod(a.shape)"), [8]),
+        (("np.asarray(jnp.linalg.eigvals(a))", "jnp.linalg.eigvals(a) * float(len(a))"), [8]),
         (("np.asarray(jnp.linalg.eigvals(a))", "float(jnp.linalg.eigvals(a)[0].real)"), []),
         (("np.asarray(jnp.linalg.eigvals(a))", "jnp.linalg.eigvals(a).tolist()"), []),
         # the function holding the try is jitted: the try runs while tracing, the lowering after it
         (("def eigenvalues", "@jax.jit\ndef eigenvalues"), [9]),
         (("def eigenvalues", "@jax.vmap\ndef eigenvalues"), [9]),
+        # a decorator that is not jax's stages nothing
+        (("def eigenvalues", "@np.vectorize\ndef eigenvalues"), []),
         # handed to jit in the module
         ((TAIL, TAIL + "\n\nfast = jax.jit(eigenvalues)\n"), [8]),
         # called by a jitted function, or by a function a jitted one calls
@@ -248,4 +251,38 @@ def test_a_local_function_used_only_inside_the_try_is_lowered_there(
 ) -> None:
     source = HANDED.replace(*change) if change[0] else HANDED
     assert change[0] == "" or source != HANDED
+    assert [f.span.line for f in check(source, ("tpu",)).findings] == lines
+
+
+# the try in a local function: read where the enclosing function uses it
+NESTED_TRY = """\
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def spectrum(a):
+    def eigenvalues(b):
+        try:
+            return np.asarray(jnp.linalg.eigvals(b))
+        except NotImplementedError:
+            return None
+
+    return eigenvalues(a)
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "lines"),
+    [
+        (("", ""), []),
+        # jitted by the function that holds it
+        (("    return eigenvalues(a)\n", "    return jax.jit(eigenvalues)(a)\n"), [9]),
+    ],
+)
+def test_a_try_in_a_local_function_is_read_where_it_is_used(
+    check: CheckFn, change: tuple[str, str], lines: list[int]
+) -> None:
+    source = NESTED_TRY.replace(*change) if change[0] else NESTED_TRY
+    assert change[0] == "" or source != NESTED_TRY
     assert [f.span.line for f in check(source, ("tpu",)).findings] == lines
