@@ -137,18 +137,13 @@ def _run_in_place(g: Guards, site: ast.AST, above: Sequence[ast.AST]) -> bool:
     """Whether the function at ``site`` runs where it is used: called, handed to a call, or to
     a JAX transform whose result is called right there (``jax.grad(f)(x)``); a transform's
     result kept in a name may be called after the ``try`` is left."""
-    call = (
-        above[-2]
-        if above and isinstance(above[-1], ast.keyword) and len(above) > 1
-        else above[-1]
-        if above
-        else None
-    )
+    # the call is above the site, or above its keyword
+    at = len(above) - (2 if above and isinstance(above[-1], ast.keyword) else 1)
+    call = above[at] if at >= 0 else None
     if not isinstance(call, ast.Call):
         return False
     if call.func is site or not (g.callee(call) or "").startswith("jax."):
         return True
-    at = len(above) - (2 if isinstance(above[-1], ast.keyword) else 1)
     outer = above[at - 1] if at > 0 else None
     return isinstance(outer, ast.Call) and outer.func is call
 
@@ -211,7 +206,7 @@ def _dynamic(node: ast.expr) -> bool:
 
 def _innermost_function(chain: Sequence[ast.AST]) -> int | None:
     """The index of the last function or lambda in ``chain`` (None: none)."""
-    return next((k for k in range(len(chain) - 1, -1, -1) if isinstance(chain[k], (*DEFS, ast.Lambda))), None)
+    return innermost_def(chain, kinds=(*DEFS, ast.Lambda))
 
 
 def _staged(module: ModuleUses, chain: Sequence[ast.AST], seen: frozenset[int], depth: int = 0) -> bool:

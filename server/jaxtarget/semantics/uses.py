@@ -188,9 +188,12 @@ def keywords(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> list[ast
     return []
 
 
-def innermost_def(chain: Sequence[ast.AST], below: int = -1) -> int | None:
-    """The index of the last function definition in ``chain`` after index ``below`` (None: none)."""
-    return next((k for k in range(len(chain) - 1, below, -1) if isinstance(chain[k], DEFS)), None)
+def innermost_def(
+    chain: Sequence[ast.AST], below: int = -1, kinds: tuple[type[ast.AST], ...] = DEFS
+) -> int | None:
+    """The index of the last function definition (or node of ``kinds``) in ``chain`` after
+    index ``below`` (None: none)."""
+    return next((k for k in range(len(chain) - 1, below, -1) if isinstance(chain[k], kinds)), None)
 
 
 def local_loads(where: Sequence[ast.AST], name: str) -> list[tuple[ast.Name, list[ast.AST]]] | None:
