@@ -46,3 +46,89 @@ def eig_out(a):
 
 def test_only_the_call_with_no_one_platform_is_a_finding(check: CheckFn) -> None:
     assert [f.span.line for f in check(PLACEMENTS, ("tpu",)).findings] == [20]
+
+
+
+CHAINS = """\
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import topologies
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+d0 = jax.devices("cpu")
+d1 = d0
+d2 = d1
+d3 = d2
+m0 = Mesh(np.array(d3).reshape(-1), ("x",))
+m1 = m0
+far = (NamedSharding(m1, P()),)
+m2 = m1
+past = (NamedSharding(m2, P()),)
+
+t0 = topologies.get_topology_desc("cpu:1x1", "cpu")
+t1 = t0
+t2 = t1
+t3 = t2
+t4 = t3
+t5 = t4
+t6 = t5
+t7 = t6
+t8 = t7
+t9 = t8
+on_t8 = t8.devices[0]
+on_t9 = t9.devices[0]
+
+c0 = jax.devices("cpu")[0]
+c1 = c0
+c2 = c1
+c3 = c2
+c4 = c3
+
+looped = jax.devices("cpu")
+for _ in range(2):
+    looped = np.array(looped).reshape(-1)
+spun = NamedSharding(Mesh(looped, ("x",)), P())
+
+
+def eig_far(a):
+    return jax.jit(jnp.linalg.eig, in_shardings=far)(a)
+
+
+def eig_past(a):
+    return jax.jit(jnp.linalg.eig, in_shardings=past)(a)
+
+
+def eig_t8(a):
+    with jax.default_device(on_t8):
+        return jnp.linalg.eig(a)
+
+
+def eig_t9(a):
+    with jax.default_device(on_t9):
+        return jnp.linalg.eig(a)
+
+
+def eig_c3(a):
+    with jax.default_device(c3):
+        return jnp.linalg.eig(a)
+
+
+def eig_c4(a):
+    with jax.default_device(c4):
+        return jnp.linalg.eig(a)
+
+
+def eig_spun(a):
+    return jax.jit(jnp.linalg.eig, in_shardings=spun)(a)
+"""
+
+
+def test_devices_are_followed_through_twelve_names_and_calls_and_no_further(check: CheckFn) -> None:
+    """A device, mesh or sharding is followed through at most twelve names and calls
+    (``_MAX_DEPTH``): ``far`` reaches ``jax.devices("cpu")`` in exactly twelve steps (a
+    tuple, a sharding, two mesh names, a mesh, a reshape, an array, four device names),
+    ``past``, one mesh name more, needs a thirteenth; a topology's devices nine names away are the cpu's, ten
+    are too far; a device itself is followed through four names, not five. A device list rebuilt from itself in a loop is followed a bounded number
+    of steps and left unknown (reported), not until the interpreter's stack runs out."""
+    assert [f.span.line for f in check(CHAINS, ("tpu",)).findings] == [47, 57, 67, 71]
