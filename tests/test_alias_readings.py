@@ -186,3 +186,81 @@ def device_eig(a):
 
 def test_an_alias_of_a_calls_attribute_resolves_to_nothing(check: CheckFn) -> None:
     assert [f.span.line for f in check(ALIAS_OF_A_CALLS_ATTRIBUTE, ("tpu",)).findings] == [13]
+
+
+# modules handed out by a function that imports them lazily (LiquidGunay/nano-vllm-jax
+# nanovllm_jax/kernels/decode_reductions.py keeps Pallas optional that way), a literal
+# tuple of aliases, and unpackings that give no one value: a function with two returns,
+# a function returning the module's own globals, a swap, a starred target
+UNPACKED = """\
+import jax
+import jax.numpy as jnp
+
+
+def _pallas_modules():
+    try:
+        from jax.experimental import pallas as pl
+        from jax.experimental.pallas import triton as plt
+    except ImportError as exc:
+        raise RuntimeError("Pallas is not installed") from exc
+    return pl, plt
+
+
+def add(x):
+    pl, _plt = _pallas_modules()
+    return pl.pallas_call(_kernel, out_shape=x)(x)
+
+
+la, lax = jnp.linalg, jax.lax
+
+
+def spectrum(a):
+    return la.eig(a)
+
+
+def _either(flag):
+    if flag:
+        return jnp.linalg, 1
+    return jax.scipy.linalg, 2
+
+
+def spectrum_either(a, flag):
+    one, _ = _either(flag)
+    return one.eig(a)
+
+
+def _globals():
+    return g1, g2
+
+
+g1, g2 = _globals()
+
+
+def spectrum_globals(a):
+    return g1.eig(a)
+
+
+s1, s2 = jnp.linalg, jnp.fft
+s1, s2 = s2, s1
+
+
+def spectrum_swapped(a):
+    return s1.eig(a)
+
+
+first, *rest = jnp.linalg, jax.lax
+
+
+def spectrum_starred(a):
+    return first.eig(a)
+"""
+
+
+@pytest.mark.parametrize(("target", "lines"), [("cpu", [16]), ("tpu", [23])])
+def test_modules_unpacked_from_a_function_or_a_tuple_are_read(
+    check: CheckFn, target: str, lines: list[int]
+) -> None:
+    """``pl`` of ``pl, _plt = _pallas_modules()`` is the function's own import (a compiled
+    ``pallas_call``: cpu), ``la`` of ``la, lax = jnp.linalg, jax.lax`` is ``jnp.linalg``
+    (``eig``: tpu); the other unpackings hold no one certain value and give nothing."""
+    assert [f.span.line for f in check(UNPACKED, (target,)).findings] == lines

@@ -48,7 +48,6 @@ def test_only_the_call_with_no_one_platform_is_a_finding(check: CheckFn) -> None
     assert [f.span.line for f in check(PLACEMENTS, ("tpu",)).findings] == [20]
 
 
-
 CHAINS = """\
 import jax
 import jax.numpy as jnp

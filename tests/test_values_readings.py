@@ -46,8 +46,35 @@ def eig_on_cpu(a):
     return a
 """
 
+# the flag and a size unpacked together from a tuple, or from a local function returning both
+UNPACKED = """\
+import jax
+import jax.numpy as jnp
 
-@pytest.mark.parametrize("source", [LOCAL_FROM_LOCAL, SET_THROUGH_GLOBAL], ids=["local", "global"])
+
+def _setup():
+    on_cpu = jax.default_backend() == "cpu"
+    return on_cpu, 4
+
+
+def eig_literal(a):
+    on_cpu, size = jax.default_backend() == "cpu", 4
+    if on_cpu:
+        return jnp.linalg.eig(a[:size])
+    return a
+
+
+def eig_returned(a):
+    on_cpu, size = _setup()
+    if on_cpu:
+        return jnp.linalg.eig(a[:size])
+    return a
+"""
+
+
+@pytest.mark.parametrize(
+    "source", [LOCAL_FROM_LOCAL, SET_THROUGH_GLOBAL, UNPACKED], ids=["local", "global", "unpacked"]
+)
 @pytest.mark.parametrize(("target", "lines"), [("cpu", []), ("tpu", [])])
 def test_a_flag_is_read_in_the_scope_that_computes_it(
     check: CheckFn, source: str, target: str, lines: list[int]

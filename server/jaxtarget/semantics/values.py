@@ -75,6 +75,10 @@ def _bindings_in(nodes: Iterable[ast.AST], name: str, unsure: bool) -> tuple[lis
                 if isinstance(t, ast.Name) and t.id == name:
                     found.append(node)
                     own.add(id(t))
+                elif name in (_unpacked_names(t) or ()):
+                    # `pl, plt = _modules()`: one value when the call's function returns one tuple
+                    found.append(node)
+                    own.update(id(e) for e in ast.walk(t))
         elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
             if isinstance(node.target, ast.Name) and node.target.id == name:
                 found.append(node)
@@ -95,6 +99,13 @@ def _bindings_in(nodes: Iterable[ast.AST], name: str, unsure: bool) -> tuple[lis
         ):
             unsure = True
     return found, unsure
+
+
+def _unpacked_names(target: ast.expr) -> list[str] | None:
+    """The names a flat tuple or list target binds, in order (``a, b = ...``); None for other targets."""
+    if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
+        return [e.id for e in target.elts if isinstance(e, ast.Name)]
+    return None
 
 
 def _is_none_assignment(node: ast.AST) -> bool:
@@ -225,9 +236,45 @@ class Values:
         if found is None:
             return None
         node, where = found
+        if isinstance(node, ast.Assign) and not any(
+            isinstance(t, ast.Name) and t.id == name.id for t in node.targets
+        ):
+            names = next((n for t in node.targets if name.id in (n := _unpacked_names(t) or [])), None)
+            return self._unpacked(node.value, names, names.index(name.id), where) if names else None
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             return node.value, where
         return None
+
+    def _unpacked(self, value: ast.expr, names: list[str], at: int, where: Sequence[ast.AST]) -> Found | None:
+        """The element ``at`` of what ``a, b = ...`` unpacks: a tuple or list that long
+        (``lax, la = jax.lax, jnp.linalg``), or a call of a function of this module whose one
+        ``return`` gives one (``pl, plt = _modules()``), its element one of that function's
+        own locals (``pl`` of ``from jax.experimental import pallas as pl``). An element
+        that reads a name being bound (``a, b = b, a``) is unknown."""
+        if isinstance(value, (ast.Tuple, ast.List)):
+            return self._element(value.elts, names, at, None, list(where))
+        if not isinstance(value, ast.Call):
+            return None
+        found = self.function(value.func, where)
+        if found is None:
+            return None
+        func, chain = found
+        returns = [n for n in _own_nodes(func) if isinstance(n, ast.Return)]
+        if len(returns) != 1 or not isinstance(returns[0].value, (ast.Tuple, ast.List)):
+            return None
+        return self._element(returns[0].value.elts, names, at, func, chain)
+
+    def _element(
+        self, elts: list[ast.expr], names: list[str], at: int, func: ast.AST | None, chain: list[ast.AST]
+    ) -> Found | None:
+        if len(elts) != len(names) or any(isinstance(e, ast.Starred) for e in elts):
+            return None
+        elt = elts[at]
+        if func is not None and isinstance(elt, ast.Name):
+            return (elt, chain) if self._binding(func, elt.id) is not None else None
+        if any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(elt)):
+            return None
+        return elt, chain
 
     def function(
         self, func: ast.expr, chain: Sequence[ast.AST]
