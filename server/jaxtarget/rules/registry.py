@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from ..apis import Api, ProbeCase
 from ..platforms import Version
-from ..semantics.conditions import GUARD_NAMES
 from ..semantics.module import Module, Reference, Wanted
 from ..semantics.uses import USE_NAMES
+from ..semantics.vocabulary import GUARD_NAMES
 from .arguments import condition_platforms
 from .base import Rule
 from .jt001_gpu_only_collective import GpuOnlyCollective

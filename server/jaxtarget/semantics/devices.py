@@ -13,9 +13,9 @@ import ast
 from collections.abc import Sequence
 
 from ..platforms import platforms_of
-from .conditions import DEVICE_LISTS
 from .guards import Guards
 from .values import call_arg, keyword_value
+from .vocabulary import DEVICE_LISTS
 
 #: a description of a platform's devices that need not be attached (ahead-of-time compilation)
 TOPOLOGY = "jax.experimental.topologies.get_topology_desc"

@@ -18,11 +18,11 @@ import itertools
 from collections.abc import Sequence
 
 from ..platforms import platforms_of
-from .conditions import (
-    ALL,
-    DEFS,
+from .conditions import ALL, DEFS, NONE, Allowed, Conditions, as_allowed, string_set
+from .entry import Entry
+from .values import body_statements, positional_params
+from .vocabulary import (
     EXIT_CALLS,
-    NONE,
     RAISERS,
     RUN_ON_DEVICES,
     RUNNERS,
@@ -30,14 +30,8 @@ from .conditions import (
     SKIP_ALWAYS,
     SKIP_IF,
     SKIP_ON_DEVICES,
-    Allowed,
-    Conditions,
-    as_allowed,
-    string_set,
     terminal,
 )
-from .entry import Entry
-from .values import body_statements, positional_params
 
 
 class Guards(Conditions):

@@ -16,10 +16,11 @@ import ast
 import itertools
 from collections.abc import Sequence
 
-from .conditions import ABSENCE_CATCHERS, DEFS, LOWERING_CATCHERS, TRACE_CATCHERS, catches
+from .conditions import DEFS
 from .guards import Guards
 from .tables import ModuleUses
 from .uses import JIT, PARTIAL, assigned_name, innermost_def, local_loads
+from .vocabulary import ABSENCE_CATCHERS, LOWERING_CATCHERS, TRACE_CATCHERS, catches
 
 #: how many callers up a function is followed to see whether something stages it
 _STAGED_DEPTH = 4

@@ -23,7 +23,7 @@ from ..model import Span
 from ..platforms import ALL_PLATFORMS
 from . import devices, handled, pins, traced, uses
 from .aliases import through_alias
-from .conditions import SETUP_WORDS, Allowed
+from .conditions import Allowed
 from .guards import Guards
 from .resolver import Binding, Query, Resolver, Spot
 from .scopes import (
@@ -40,6 +40,7 @@ from .source import SourceView
 from .tables import through_module_names
 from .text import Lines, lines_where, lines_with_words
 from .values import Values
+from .vocabulary import SETUP_WORDS
 from .wrapped import WrappedFunctions
 
 _Resolved = tuple[Candidate, str, str]

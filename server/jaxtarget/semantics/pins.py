@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from ..platforms import platforms_of
-from .conditions import terminal
+from .vocabulary import terminal
 
 #: config options and environment variables that choose the platform for the whole process
 _PLATFORM_OPTIONS = frozenset({"jax_platform_name", "jax_platforms"})

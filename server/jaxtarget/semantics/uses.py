@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Sequence
 
 from ..platforms import ALL_PLATFORMS, platforms_of
-from .conditions import DEFS, terminal
+from .conditions import DEFS
 from .devices import (
     MESH,
     NAMED_SHARDING,
@@ -35,6 +35,7 @@ from .devices import (
 )
 from .guards import Guards
 from .values import call_arg, keyword_value
+from .vocabulary import terminal
 
 JIT = "jax.jit"
 #: calls that trace a function without lowering it

@@ -13,9 +13,9 @@ import itertools
 import re
 from collections.abc import Set
 
-from .conditions import terminal
 from .source import SourceView
 from .text import Lines, lines_where
+from .vocabulary import terminal
 
 
 def _mentions(node: ast.AST, wrappers: Set[int]) -> bool:
