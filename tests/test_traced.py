@@ -96,6 +96,7 @@ def test_spec(k, x):
         ("from mykernels.tracing import trace\n", TRACE_MODULE, []),  # re-exported by the package
         ("from .tracing import trace\n", TRACE_MODULE, []),
         ("def trace(fn, *args):\n    return fn(*args)\n", "", [8]),  # runs it
+        ("from .missing import trace\n", "", [8]),  # re-exported from a module the project lacks
         ("from mykernels.tracing import trace\n", TRACE_MODULE.replace("jax.make_jaxpr", "jax.jit"), [8]),
     ],
 )
