@@ -56,6 +56,14 @@ def corpus() -> dict[str, str]:
         + "".join(f"def filler{i}(x):\n    return x + {i}\n" for i in range(30))
         + "def outer(x):\n    return inner(x)\ng = jax.shard_map(outer, mesh=m, in_specs=s, out_specs=s)\n"
     )
+    out["partial-passed-to-shard-map"] = (
+        "import jax\nfrom functools import partial\nfrom jax import lax\n"
+        "def body(x, axis):\n    return lax.psend(x, axis, p)\n"
+        + "".join(f"def filler{i}(x):\n    return x + {i}\n" for i in range(30))
+        + "entry = partial(body, axis='i')\n"
+        + "".join(f"def later{i}(x):\n    return x - {i}\n" for i in range(30))
+        + "g = jax.shard_map(entry, mesh=m, in_specs=s, out_specs=s)\n"
+    )
     out["backslash"] = "from jax import lax\nx = 1 + \\\n2\ny = lax.psend(x, 'i', p)\n"
     out["syntax-error"] = HEADER + f"y = {CALL}\ndef broken(:\n"
     out["string-hides-rebinding"] = (
