@@ -145,6 +145,7 @@ def eigenvalues(a):
     return jnp.diagonal(a)
 """
 TAIL = "    return jnp.diagonal(a)\n"
+EAGER_BODY = "def eigenvalues(a):\n" + EAGER.split("def eigenvalues(a):\n")[1]
 METHOD = (
     "class Solver:\n    def eigenvalues(self, a):\n        try:\n"
     "            return np.asarray(jnp.linalg.eigvals(a))\n"
@@ -175,8 +176,21 @@ METHOD = (
         ((TAIL, TAIL + "\n\ndef run(a):\n    return eigenvalues(a)\n\n\nstep = jax.jit(run)\n"), [8]),
         # called by a function nothing stages
         ((TAIL, TAIL + "\n\ndef run(a):\n    return eigenvalues(a)\n"), []),
-        # a method: `jax.jit(self.eigenvalues)` is nothing this module shows either way
-        (("def eigenvalues(a):\n" + EAGER.split("def eigenvalues(a):\n")[1], METHOD), [9]),
+        # a method the module never stages (read through every `.eigenvalues` it loads;
+        # modelled on CMBSciPol/MICMAC micmac/likelihood/pixel.py, `jsp.linalg.sqrtm` in a
+        # `try` of a sampler's driver method that prints and jits other functions)
+        ((EAGER_BODY, METHOD), []),
+        ((EAGER_BODY, METHOD + "\n    def run(self, a):\n        return self.eigenvalues(a)\n"), []),
+        # ... handed to jit, called by a jitted method, or a dunder the object's caller runs
+        ((EAGER_BODY, METHOD + "\n\nfast = jax.jit(Solver().eigenvalues)\n"), [9]),
+        (
+            (
+                EAGER_BODY,
+                METHOD + "\n    @jax.jit\n    def run(self, a):\n        return self.eigenvalues(a)\n",
+            ),
+            [9],
+        ),
+        ((EAGER_BODY, METHOD.replace("eigenvalues", "__call__")), [9]),
         # the handler does not catch the lowering error
         (("except NotImplementedError:", "except ValueError:"), [8]),
     ],

@@ -95,7 +95,9 @@ def eagerly_caught(module: ModuleUses, ancestors: Sequence[ast.AST], node: ast.A
     finite-difference check); and nothing in the module stages the function holding the
     ``try`` (a ``jax`` decorator such as ``@jax.jit``, its name handed to anything, a caller
     that is itself staged), since then the ``try`` runs while tracing and the lowering comes
-    after it is left. A method is read as possibly staged (``jax.jit(self.method)``). And the
+    after it is left. A method is read through every ``.name`` the module loads (``self.step(...)``
+    called by a staged method, ``jax.jit(obj.step)``); a dunder such as ``__call__`` is run by
+    whatever calls the object, so it is read as staged. And the
     function shows it runs on the host: it turns arrays into host values (``np.asarray(x)``,
     ``float(x)``, ``x.item()``), which no traced function can; a library function without such
     code (a ``dot_general`` a model calls under its own ``jit``) may be traced by a caller
@@ -223,12 +225,17 @@ def _staged(module: ModuleUses, chain: Sequence[ast.AST], seen: frozenset[int], 
         if name is not None and (name.startswith("jax.") or name == PARTIAL):
             return True
     holder = chain[-2] if len(chain) > 1 else None
+    sites: Sequence[tuple[ast.expr, list[ast.AST]]]
     if isinstance(holder, ast.Module):
         sites = module.uses_of(function.name)
     elif innermost_def(chain[:-1]) is not None:
         sites = local_loads(chain[:-1], function.name) or []
+    elif isinstance(holder, ast.ClassDef) and not function.name.startswith("__"):
+        # a method, through every `.name` the module reads (`self.step(...)`, `jax.jit(obj.step)`);
+        # a dunder (`__call__`) is run by whatever calls the object, a transform as likely as not
+        sites = module.attribute_uses_of(function.name)
     else:
-        return True  # a method: `jax.jit(self.method)` is read nowhere here
+        return True
     seen = seen | {id(function)}
     for site, above in sites:
         call = above[-1] if above else None

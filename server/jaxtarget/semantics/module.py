@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from ..model import Span
@@ -166,6 +166,7 @@ class Module:
     _roots_bound: set[str] = field(default_factory=set)
     _lines_of: dict[str, list[int]] = field(default_factory=dict)
     _uses: dict[str, list[tuple[ast.Name, list[ast.AST]]]] = field(default_factory=dict)
+    _attribute_uses: dict[str, list[tuple[ast.Attribute, list[ast.AST]]]] = field(default_factory=dict)
     _may_pin: bool | None = None
 
     @property
@@ -251,28 +252,43 @@ class Module:
         """Every load of ``name`` in the module, with its ancestors (their statements parsed and resolved)."""
         hit = self._uses.get(name)
         if hit is None:
-            todo = [ln for ln in self.lines_of_word(name) if ln not in self._resolved_lines]
-            self.view.ensure(todo)
-            if todo and self.names:
-                self.resolve(todo, self.names)
-            tree = self.view.module()
-            lines = self.lines_of_word(name)
-            hit = []
-            # only the statements (and inside them the nodes) that span a line naming it
-            stack: list[tuple[ast.AST, list[ast.AST]]] = [(s, [tree]) for s in tree.body if covers(s, lines)]
-            while stack:
-                node, above = stack.pop()
-                if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
-                    hit.append((node, above))
-                    continue
-                here = [*above, node]
-                stack.extend(
-                    (child, here)
-                    for child in ast.iter_child_nodes(node)
-                    if not hasattr(child, "lineno") or covers(child, lines)
-                )
-            self._uses[name] = hit
+            hit = self._uses[name] = [
+                (n, above)
+                for n, above in self._loads(name)
+                if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+            ]
         return hit
+
+    def attribute_uses_of(self, name: str) -> list[tuple[ast.Attribute, list[ast.AST]]]:
+        """Every load of an attribute ``.name`` (``self.name``, ``obj.name``), with its ancestors."""
+        hit = self._attribute_uses.get(name)
+        if hit is None:
+            hit = self._attribute_uses[name] = [
+                (n, above)
+                for n, above in self._loads(name)
+                if isinstance(n, ast.Attribute) and n.attr == name and isinstance(n.ctx, ast.Load)
+            ]
+        return hit
+
+    def _loads(self, name: str) -> Iterator[tuple[ast.AST, list[ast.AST]]]:
+        """The nodes of the statements spanning a line that names ``name``, with their ancestors."""
+        todo = [ln for ln in self.lines_of_word(name) if ln not in self._resolved_lines]
+        self.view.ensure(todo)
+        if todo and self.names:
+            self.resolve(todo, self.names)
+        tree = self.view.module()
+        lines = self.lines_of_word(name)
+        # only the statements (and inside them the nodes) that span a line naming it
+        stack: list[tuple[ast.AST, list[ast.AST]]] = [(s, [tree]) for s in tree.body if covers(s, lines)]
+        while stack:
+            node, above = stack.pop()
+            yield node, above
+            here = [*above, node]
+            stack.extend(
+                (child, here)
+                for child in ast.iter_child_nodes(node)
+                if not hasattr(child, "lineno") or covers(child, lines)
+            )
 
     def reexported(self, ref: Reference) -> bool:
         """A module-level name for the API that the module itself never loads: a re-export, not a use."""
