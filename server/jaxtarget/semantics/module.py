@@ -18,6 +18,7 @@ import ast
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from ..model import Span
 from ..platforms import ALL_PLATFORMS
@@ -46,6 +47,8 @@ from .wrapped import WrappedFunctions
 _Resolved = tuple[Candidate, str, str]
 #: a def this short that mentions a backend query is parsed: it may be a guard predicate
 _PREDICATE_LINES = 12
+#: a load of a name or of an attribute
+_Load = TypeVar("_Load", ast.Name, ast.Attribute)
 
 
 @dataclass
@@ -250,23 +253,21 @@ class Module:
 
     def uses_of(self, name: str) -> list[tuple[ast.Name, list[ast.AST]]]:
         """Every load of ``name`` in the module, with its ancestors (their statements parsed and resolved)."""
-        hit = self._uses.get(name)
-        if hit is None:
-            hit = self._uses[name] = [
-                (n, above)
-                for n, above in self._loads(name)
-                if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-            ]
-        return hit
+        return self._loads_of(self._uses, name, ast.Name, "id")
 
     def attribute_uses_of(self, name: str) -> list[tuple[ast.Attribute, list[ast.AST]]]:
         """Every load of an attribute ``.name`` (``self.name``, ``obj.name``), with its ancestors."""
-        hit = self._attribute_uses.get(name)
+        return self._loads_of(self._attribute_uses, name, ast.Attribute, "attr")
+
+    def _loads_of(
+        self, memo: dict[str, list[tuple[_Load, list[ast.AST]]]], name: str, kind: type[_Load], attr: str
+    ) -> list[tuple[_Load, list[ast.AST]]]:
+        hit = memo.get(name)
         if hit is None:
-            hit = self._attribute_uses[name] = [
+            hit = memo[name] = [
                 (n, above)
                 for n, above in self._loads(name)
-                if isinstance(n, ast.Attribute) and n.attr == name and isinstance(n.ctx, ast.Load)
+                if isinstance(n, kind) and getattr(n, attr) == name and isinstance(n.ctx, ast.Load)
             ]
         return hit
 
