@@ -264,3 +264,52 @@ def test_modules_unpacked_from_a_function_or_a_tuple_are_read(
     ``pallas_call``: cpu), ``la`` of ``la, lax = jnp.linalg, jax.lax`` is ``jnp.linalg``
     (``eig``: tpu); the other unpackings hold no one certain value and give nothing."""
     assert [f.span.line for f in check(UNPACKED, (target,)).findings] == lines
+
+
+# Python's scope rules, which name resolution follows: a class body's names are not
+# visible in its methods, a comprehension's variable does not leak into the function,
+# and a name a function declares `global` is the module's
+SCOPE_RULES = """\
+import jax.numpy as jnp
+
+
+class Solver:
+    jnp = None
+
+    def spectrum(self, a):
+        return jnp.linalg.eig(a)
+
+
+def spectra(items):
+    found = [jnp for jnp in items]
+    return jnp.linalg.eig(found[0])
+
+
+def setup():
+    global la
+    from jax.numpy import linalg as la
+
+
+def spectrum_global(a):
+    return la.eig(a)
+"""
+
+
+@pytest.mark.parametrize(("target", "lines"), [("cpu", []), ("tpu", [8, 13, 22])])
+def test_class_bodies_comprehensions_and_globals_scope_names_as_python_does(
+    check: CheckFn, target: str, lines: list[int]
+) -> None:
+    assert [f.span.line for f in check(SCOPE_RULES, (target,)).findings] == lines
+
+
+STAR_IMPORT = """\
+from jax.numpy.linalg import *
+
+
+def spectrum(a):
+    return eig(a)
+"""
+
+
+def test_a_name_only_a_star_import_binds_comes_from_it(check: CheckFn) -> None:
+    assert [f.span.line for f in check(STAR_IMPORT, ("tpu",)).findings] == [5]

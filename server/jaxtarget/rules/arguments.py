@@ -144,12 +144,13 @@ def _sides(module: Module, value: ast.expr, chain: list[ast.AST], cond: ArgCondi
         if isinstance(value, ast.Constant) and value.value is None:
             return _OTHER
         return _UNKNOWN if isinstance(value, ast.Name) and _is_parameter(value, chain) else _MATCH
-    if isinstance(value, ast.Constant) and isinstance(value.value, bool):
-        wanted = [v for v in cond.alternatives if isinstance(v, bool)]
-        if wanted:
-            return _MATCH if value.value in wanted else _OTHER
     if isinstance(value, ast.Constant) and value.value is None:
         return _OTHER
+    if isinstance(value, ast.Constant):
+        # a flag is read the way jax reads it (``if interpret:``): ``interpret=1`` is True
+        wanted = [v for v in cond.alternatives if isinstance(v, bool)]
+        if wanted:
+            return _MATCH if bool(value.value) in wanted else _OTHER
     if any(isinstance(v, bool) for v in cond.alternatives) and not isinstance(value, ast.Constant):
         # a backend test passed as a flag (``interpret=jax.default_backend() == "cpu"``)
         true, false = guards.sets(value, chain)
