@@ -151,7 +151,7 @@ def _sides(module: Module, value: ast.expr, chain: list[ast.AST], cond: ArgCondi
         wanted = [v for v in cond.alternatives if isinstance(v, bool)]
         if wanted:
             return _MATCH if bool(value.value) in wanted else _OTHER
-    if any(isinstance(v, bool) for v in cond.alternatives) and not isinstance(value, ast.Constant):
+    if any(isinstance(v, bool) for v in cond.alternatives):
         # a backend test passed as a flag (``interpret=jax.default_backend() == "cpu"``)
         true, false = guards.sets(value, chain)
         if (true, false) != (ALL_PLATFORMS, ALL_PLATFORMS):
