@@ -201,6 +201,11 @@ def main(argv: list[str] | None = None) -> int:
         "-k", dest="keyword", default=None, help="a pytest -k expression that narrows the selection"
     )
     parser.add_argument("--max-mutants", type=int, default=None, help="try at most this many (spread evenly)")
+    parser.add_argument(
+        "--lines",
+        default=None,
+        help="only the mutants on these lines of the module (comma-separated), e.g. to re-run survivors",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="mutants tested at once (one repo copy each)")
     parser.add_argument(
         "--timeout", type=float, default=None, help="seconds per mutant (default: 3x baseline)"
@@ -211,6 +216,9 @@ def main(argv: list[str] | None = None) -> int:
     rel = (module if not module.is_absolute() else module.relative_to(ROOT)).as_posix()
     source = (ROOT / rel).read_text()
     every = mutants(source)
+    if args.lines:
+        wanted = {int(n) for n in args.lines.split(",")}
+        every = [m for m in every if m.line in wanted]
     chosen = every
     if args.max_mutants is not None and len(every) > args.max_mutants:
         step = len(every) / args.max_mutants

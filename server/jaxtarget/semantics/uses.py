@@ -21,7 +21,7 @@ import ast
 import itertools
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..platforms import ALL_PLATFORMS, platforms_of
 from .conditions import DEFS
@@ -403,7 +403,11 @@ def _branch_of(call: ast.Call, keyword: str) -> frozenset[str]:
     return platforms_of(keyword)
 
 
-def _passed_function(g: Guards, chain: Sequence[ast.AST], role_sets: object) -> frozenset[str] | None:
+#: what a call gives a function passed to it in one role (a position or a keyword): None, nothing
+RoleReader = Callable[[Guards, ast.Call, int | str, Sequence[ast.AST]], frozenset[str] | None]
+
+
+def _passed_function(g: Guards, chain: Sequence[ast.AST], role_sets: RoleReader) -> frozenset[str] | None:
     """For code in a function that its scope only passes to calls: the union of what each call gives."""
     enclosing = _enclosing_function(chain)
     if enclosing is None:
@@ -425,7 +429,7 @@ def _passed_function(g: Guards, chain: Sequence[ast.AST], role_sets: object) -> 
         return None
     out: set[str] = set()
     for call, role in roles:
-        got = role_sets(g, call, role, chain[:i])  # type: ignore[operator]
+        got = role_sets(g, call, role, chain[:i])
         if got is None:
             return None
         out |= got
