@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import PurePath
 
 from ..platforms import ALL_PLATFORMS, platforms_of
 from .entry import Entry
@@ -152,6 +153,7 @@ class Conditions:
         #: conditions known true/false on the path to the code being judged (ast.dump -> truth)
         self._assumed: dict[str, bool] = {}
         self._entry: Entry | None = None
+        self._name_rebound: bool | None = None
 
     def callee(self, node: ast.AST) -> str | None:
         return self.resolved.get(id(node.func)) if isinstance(node, ast.Call) else None
@@ -388,11 +390,44 @@ class Conditions:
                 return None
         return None  # falls off the end: returns None, no number
 
+    def _module_name_compare(self, left: ast.expr, op: ast.cmpop, right: ast.expr) -> Sets | None:
+        """``__name__ == "main"``: false everywhere when the string names neither ``__main__`` nor this file.
+
+        A module's ``__name__`` is ``"__main__"`` when run as a script, else its dotted
+        name, which ends with the file's stem (the folder's name for ``__init__.py``).
+        Unknown without the file's path, or where the module assigns ``__name__`` itself.
+        """
+        if not isinstance(op, (ast.Eq, ast.NotEq)) or self.path is None:
+            return None
+        if isinstance(right, ast.Name) and right.id == "__name__":
+            left, right = right, left
+        if not (isinstance(left, ast.Name) and left.id == "__name__"):
+            return None
+        if not (isinstance(right, ast.Constant) and isinstance(right.value, str)):
+            return None
+        file = PurePath(self.path)
+        stem = file.parent.name if file.stem == "__init__" else file.stem
+        text = right.value
+        if text == "__main__" or text == stem or text.endswith("." + stem) or self._rebinds_name():
+            return None
+        return (NONE, ALL) if isinstance(op, ast.Eq) else (ALL, NONE)
+
+    def _rebinds_name(self) -> bool:
+        if self._name_rebound is None:
+            self._name_rebound = any(
+                isinstance(n, ast.Name) and n.id == "__name__" and not isinstance(n.ctx, ast.Load)
+                for n in ast.walk(self.tree)
+            )
+        return self._name_rebound
+
     def _compare(self, left: ast.expr, op: ast.cmpop, right: ast.expr, chain: Sequence[ast.AST]) -> Sets:
         if self._entry is not None:
             known = self._entry.decides(left, op, right)
             if known is not None:
                 return (ALL, NONE) if known else (NONE, ALL)
+        script = self._module_name_compare(left, op, right)
+        if script is not None:
+            return script
         kind = self._kind_compare(left, op, right, chain)
         if kind is not None:
             return kind
