@@ -6,15 +6,30 @@ reference to a catalogued API in it must stay silent. Read here:
 - ``__name__`` compared with a string that can name neither ``__main__`` nor the file
   itself (``if __name__ == 'main':``, a typo for ``'__main__'``) is false everywhere, so
   its block never runs; a string that can be the module's dotted name, ``'__main__'``,
-  a module that assigns ``__name__`` itself, and a source with no file stay open.
+  a module that assigns ``__name__`` itself, and a source with no file stay open;
+- a backend test stored in a name is read through up to four names, not five; a device
+  stored in a name is a device (``dev.platform``);
+- a string that is not a device's kind is no backend test, whatever it contains;
+- a backend compared with a value that cannot be read restricts nothing;
+- jax's exact predicates (``jtu.is_device_cuda()``) are false everywhere else: a skip
+  under one leaves the code after it for the other platforms only;
+- a number returned by platform (``tpu_version() >= 5``) is true where the last return
+  is reached;
+- an imported predicate is read only where nothing in the module rebinds its name.
 
 Modelled on real idioms: a script's demo block under ``if __name__ == 'main':``
 (leighgable/reservoir ``reservoir.py``) and the usual ``if __name__ == "__main__":``
-entry points. The code is written for this suite. Real jedi in the test interpreter,
+entry points; backend names kept in variables (``platform = jax.devices()[0].platform``,
+google/flax ``tests/run_all_tests.sh``-driven tests such as ``flax/linen`` attention
+tests), TPU generation helpers (AI-Hypercomputer/maxtext ``MaxText/max_utils.py``
+``get_tpu_version``-style code), jax's own ``jtu.is_device_cuda()`` skips (jax-ml/jax
+``tests/linalg_test.py``) and predicates imported from a project's utility module. The code is written for this suite. Real jedi in the test interpreter,
 the real engine.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -25,8 +40,10 @@ def _found(check: CheckFn, source: str, target: str, path: str | None = None) ->
     return [f.span.line for f in check(source, (target,), path).findings]
 
 
-def _marked(source: str) -> list[int]:
-    return [n for n, line in enumerate(source.splitlines(), 1) if line.endswith("# found")]
+def _marked(source: str, target: str = "") -> list[int]:
+    """The lines marked ``# found``, and those marked ``# found on <target>``."""
+    ends = ("# found", f"# found on {target}") if target else ("# found",)
+    return [n for n, line in enumerate(source.splitlines(), 1) if line.endswith(ends)]
 
 
 MODULE_NAME = """\
@@ -89,3 +106,164 @@ if __name__ == 'main':
     # no file: the module's own name is unknown
     no_file = MODULE_NAME.replace("'main'", "'elsewhere'")
     assert len(_found(check, no_file, "tpu")) == no_file.count("eigvals")
+
+
+NAMES = """\
+import jax
+import jax.numpy as jnp
+
+
+def four(x):
+    a = jax.default_backend() == "tpu"
+    b = a
+    c = b
+    d = c
+    if d:
+        return x
+    return jnp.linalg.eigvals(x)
+
+
+def five(x):
+    a = jax.default_backend() == "tpu"
+    b = a
+    c = b
+    d = c
+    e = d
+    if e:
+        return x
+    return jnp.linalg.eigvals(x)  # found
+
+
+def by_device(x):
+    dev = jax.devices()[0]
+    if dev.platform == "tpu":
+        return x
+    return jnp.linalg.eigvals(x)
+"""
+
+
+def test_a_backend_test_is_read_through_four_names_not_five(check: CheckFn) -> None:
+    assert _found(check, NAMES, "tpu") == _marked(NAMES)
+
+
+NOT_BACKEND = """\
+import os
+
+import jax
+import jax.numpy as jnp
+
+
+def attend(q, k, v):
+    model = os.environ.get("MODEL", "")
+    if "tpu" in model:
+        return jax.nn.dot_product_attention(q, k, v, implementation="cudnn")  # found
+    kind = jax.devices()[0].device_kind
+    if "TPU" in kind:
+        return jax.nn.dot_product_attention(q, k, v, implementation="cudnn")  # found on tpu
+    return q
+
+
+def solve(x):
+    if jax.default_backend() == os.environ["PLATFORM"]:
+        return x
+    return jnp.linalg.eigvals(x)  # found on tpu
+"""
+
+
+@pytest.mark.parametrize("target", ["cpu", "tpu"])
+def test_only_a_backend_or_a_device_kind_restricts(check: CheckFn, target: str) -> None:
+    assert _found(check, NOT_BACKEND, target) == _marked(NOT_BACKEND, target)
+
+
+EXACT = """\
+import unittest
+
+import jax
+from jax._src import test_util as jtu
+
+
+class SchurTest(unittest.TestCase):
+    def test_schur(self):
+        if jtu.is_device_cuda():
+            self.skipTest("no schur on cuda")
+        jax.scipy.linalg.schur(jax.numpy.eye(3))  # found
+"""
+
+
+@pytest.mark.parametrize("target", ["cuda", "tpu"])
+def test_an_exact_predicate_is_false_on_every_other_platform(check: CheckFn, target: str) -> None:
+    assert _found(check, EXACT, target) == (_marked(EXACT) if target == "tpu" else [])
+
+
+VERSION = """\
+import jax
+import jax.numpy as jnp
+
+
+def tpu_version():
+    kind = jax.devices()[0].device_kind
+    if "TPU" not in kind:
+        return -1
+    return int(kind[-1])
+
+
+def spectrum(x):
+    if tpu_version() >= 5:
+        return jnp.linalg.eigvals(x)  # found
+    return x
+"""
+
+
+@pytest.mark.parametrize("target", ["cpu", "tpu"])
+def test_a_number_returned_by_platform_is_compared_where_each_return_is_reached(
+    check: CheckFn, target: str
+) -> None:
+    # only a TPU reaches the last return, and only there can the version be >= 5
+    assert _found(check, VERSION, target) == (_marked(VERSION) if target == "tpu" else [])
+
+
+IMPORTED = """\
+import jax.numpy as jnp
+import helpers
+import mylib.utils
+import mylib.utils as mu
+from mylib.utils import on_tpu
+
+
+def by_name(x):
+    if on_tpu():
+        return x
+    return jnp.linalg.eigvals(x)
+
+
+def by_module(x):
+    if helpers.on_tpu():
+        return x
+    return jnp.linalg.eigvals(x)
+
+
+def by_alias(x):
+    if mu.on_tpu():
+        return x
+    return jnp.linalg.eigvals(x)
+
+
+def by_dotted_path(x):
+    if mylib.utils.on_tpu():
+        return x
+    return jnp.linalg.eigvals(x)  # found
+"""
+
+
+def test_an_imported_predicate_is_read_unless_the_module_rebinds_it(check: CheckFn, tmp_path: Path) -> None:
+    predicate = "import jax\n\n\ndef on_tpu():\n    return jax.default_backend() == 'tpu'\n"
+    (tmp_path / "mylib").mkdir()
+    (tmp_path / "mylib" / "__init__.py").write_text("")
+    (tmp_path / "mylib" / "utils.py").write_text(predicate)
+    (tmp_path / "helpers.py").write_text(predicate)
+    path = str(tmp_path / "app.py")
+    # a dotted `mylib.utils.on_tpu()` is not read: only a name bound to the module itself is
+    assert _found(check, IMPORTED, "tpu", path) == _marked(IMPORTED)
+    rebound = IMPORTED + "\n\non_tpu = lambda: False\nhelpers = None\nmu = None\n"
+    calls = [n for n, line in enumerate(IMPORTED.splitlines(), 1) if "eigvals" in line]
+    assert _found(check, rebound, "tpu", path) == calls

@@ -40,12 +40,6 @@ Sets = tuple[frozenset[str], frozenset[str]]
 Resolved = Mapping[int, str]
 
 
-def restrict(allowed: Allowed, more: Allowed) -> Allowed:
-    if more is None or more == ALL:
-        return allowed
-    return more if allowed is None else allowed & more
-
-
 def as_allowed(platforms: frozenset[str]) -> Allowed:
     return None if platforms >= ALL else platforms
 
@@ -523,9 +517,10 @@ class Conditions:
                 if found or unsure:
                     return None
             elif any((a.asname or a.name.split(".")[0]) == name for a in stmt.names):
-                if function is None or not any(a.asname == name for a in stmt.names):
+                # `import mylib.utils as utils`, `import helpers`: the name is the module itself
+                if function is None or not any(a.asname == name or a.name == name for a in stmt.names):
                     return None
-                imports.append(stmt)  # import mylib.utils as utils
+                imports.append(stmt)
         if len(imports) != 1:
             return None
         stmt = imports[0]

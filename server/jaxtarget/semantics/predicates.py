@@ -201,7 +201,8 @@ def module_predicate(
     comparison: Comparison = None,
 ) -> Sets | None:
     """Where ``name.function()`` is true and false, ``name`` being the project module ``stmt``
-    imports (``from jaxite.jaxite_cggi import jax_helpers``, ``import mylib.utils as utils``)."""
+    imports (``from jaxite.jaxite_cggi import jax_helpers``, ``import mylib.utils as utils``,
+    ``import helpers``)."""
     importing = _importing(path, stmt, name)
     if importing is None:
         return None
@@ -210,7 +211,8 @@ def module_predicate(
         module = f"{stmt.module}.{alias.name}" if stmt.module else alias.name
         found = module_file(here, module, stmt.level)
     else:
-        found = module_file(here, alias.name, 0) if alias.asname else None
+        # `import helpers` names the module itself; `import mylib.utils` binds only `mylib`
+        found = module_file(here, alias.name, 0) if alias.asname or "." not in alias.name else None
     if found is None or found == here:
         return None
     return file_predicate(found, function, comparison)
