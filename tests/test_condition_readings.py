@@ -10,7 +10,9 @@ reference to a catalogued API in it must stay silent. Read here:
 - a backend test stored in a name is read through up to four names, not five; a device
   stored in a name is a device (``dev.platform``);
 - a string that is not a device's kind is no backend test, whatever it contains;
-- a backend compared with a value that cannot be read restricts nothing;
+- a backend compared with a value that cannot be read, or by identity, restricts nothing;
+  a device kind is read through the function's own reassignments (``kind = kind.lower()``),
+  and a device list through a name;
 - jax's exact predicates (``jtu.is_device_cuda()``) are false everywhere else: a skip
   under one leaves the code after it for the other platforms only;
 - a number returned by platform (``tpu_version() >= 5``) is true where the last return
@@ -167,6 +169,30 @@ def solve(x):
     if jax.default_backend() == os.environ["PLATFORM"]:
         return x
     return jnp.linalg.eigvals(x)  # found on tpu
+
+
+def identity(x):
+    # `is` compares objects, not names: nothing is known
+    if jax.default_backend() is "tpu":
+        return x
+    return jnp.linalg.eigvals(x)  # found on tpu
+
+
+def by_kind_rebound(q, k, v):
+    kind = jax.devices()[0].device_kind
+    n = 0
+    print(kind)
+    kind = kind.lower()
+    if "tpu" in kind:
+        return jax.nn.dot_product_attention(q, k, v, implementation="cudnn")  # found on tpu
+    return q
+
+
+def by_device_list(x):
+    devices = jax.devices()
+    if any(d.platform == "tpu" for d in devices):
+        return x
+    return jnp.linalg.eigvals(x)
 """
 
 
@@ -209,8 +235,15 @@ def tpu_version():
 
 def spectrum(x):
     if tpu_version() >= 5:
-        return jnp.linalg.eigvals(x)  # found
+        return jnp.linalg.eigvals(x)  # found on tpu
     return x
+
+
+def older(q, k, v):
+    # -1 off TPU is <= 4: true everywhere, and on a TPU too
+    if tpu_version() <= 4:
+        return jax.nn.dot_product_attention(q, k, v, implementation="cudnn")  # found
+    return q
 """
 
 
@@ -219,7 +252,7 @@ def test_a_number_returned_by_platform_is_compared_where_each_return_is_reached(
     check: CheckFn, target: str
 ) -> None:
     # only a TPU reaches the last return, and only there can the version be >= 5
-    assert _found(check, VERSION, target) == (_marked(VERSION) if target == "tpu" else [])
+    assert _found(check, VERSION, target) == _marked(VERSION, target)
 
 
 IMPORTED = """\
