@@ -66,6 +66,10 @@ def corpus() -> dict[str, str]:
     )
     out["backslash"] = "from jax import lax\nx = 1 + \\\n2\ny = lax.psend(x, 'i', p)\n"
     out["syntax-error"] = HEADER + f"y = {CALL}\ndef broken(:\n"
+    # a bracket left open while typing, after or before the call in its function: no chunk
+    # parses to the end, and the whole-file reading (which recovers) is the one given
+    out["unclosed-after-call"] = f"from jax import lax\n\ndef f(x):\n    return {CALL}\n    y = (\n"
+    out["unclosed-before-call"] = f"from jax import lax\n\ndef f(x):\n    y = (\n    return {CALL}\n"
     out["string-hides-rebinding"] = (
         "if has_gpu_backend():\n    y = lax.psend(x, 'i', p)\nelse:\n    y = 0\n"
         "s = '''\nlax = 3\n'''\nfrom jax import lax\n"
