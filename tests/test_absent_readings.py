@@ -6,9 +6,10 @@ lines where that finding is expected with ``# found``. Read here: a call the tes
 expects to raise (``assertRaises(AttributeError)``), a call whose ``AttributeError``
 a ``try`` catches (a version fallback), and a call no target reaches (pinned to a
 device, under a test of a platform outside the targets) are not reported; the same
-call alone is. Modelled on Pallas kernels written for older jax (google/jetstream
-``jetstream/core/.../paged_attention.py``) and their version fallbacks. The code is
-written for this suite. Real jedi, the real engine.
+call alone, or pinned to a device and reached, is (and a TPU kernel's fallback is
+reported as what it is). Modelled on Pallas kernels written for older jax
+(google/jetstream ``jetstream/core/.../paged_attention.py``) and their version
+fallbacks. The code is written for this suite. Real jedi, the real engine.
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ def with_fallback(x):
         return pl.pallas_call(copy, out_shape=x, compiler_params=pltpu.CompilerParams())(x)  # found
 
 
+def pinned(x):
+    with jax.default_device(jax.devices("cpu")[0]):
+        return pl.pallas_call(copy, out_shape=x, compiler_params=pltpu.TPUCompilerParams())(x)  # found
+
+
 def on_gpu_only(x):
     if jax.default_backend() == "gpu":
         with jax.default_device(jax.devices("cpu")[0]):
@@ -65,6 +71,7 @@ def test_an_absent_api_is_reported_only_where_its_call_runs_unexpected(
 ) -> None:
     analysis = check(SOURCE, targets)
     assert [f.span.line for f in analysis.findings] == _marked(SOURCE)
-    absent, fallback = analysis.findings
-    assert "is not in jax" in absent.message and "removed in 0.7.2" in absent.message
+    absent, fallback, pinned = analysis.findings
+    for finding in (absent, pinned):
+        assert "is not in jax" in finding.message and "removed in 0.7.2" in finding.message
     assert "is not in jax" not in fallback.message and "only lowers on" in fallback.message
