@@ -230,3 +230,35 @@ def test_a_packages_own_helper_is_imported_from_the_package(check: CheckFn, proj
     assert "from mypkg.testing import has_gpu_backend\n" in fixed, fixed
     assert _isort_clean(project, fixed).returncode == 0, fixed
     _runs(project, path, fixed)
+
+
+def test_of_several_helpers_the_shallowest_is_imported(check: CheckFn, project: Path) -> None:
+    # the same GPU test two packages down, one down in the project's package, and in the
+    # tests package itself, named to sort last: the shallowest is imported
+    for folder in ("tests/support/devices", "mypkg/testing"):
+        (project / folder).mkdir(parents=True)
+        for at in range(len(Path(folder).parts)):
+            init = project.joinpath(*Path(folder).parts[: at + 1], "__init__.py")
+            if not init.exists():
+                init.write_text("")
+        (project / folder / "gpu.py").write_text(f"import jax\n\n\n{HELPER}")
+    (project / "tests" / "zz_gpu.py").write_text(f"import jax\n\n\n{HELPER}")
+    path = project / "tests" / "test_send.py"
+    fixed = _fixed(check, path, f"from jax import lax\n\n\n{TEST}", "skip-test")
+    assert "from tests.zz_gpu import has_gpu_backend\n" in fixed, fixed
+    _runs(project, path, fixed)
+
+
+def test_a_helper_no_import_reaches_is_not_imported(check: CheckFn, project: Path) -> None:
+    # a folder without `__init__.py` under the tests package, a virtual environment's and
+    # a build folder's packages: none is a module the test can import by that name
+    for folder in ("tests/scripts", "build/lib/gpuutil", ".venv/gpuutil"):
+        (project / folder).mkdir(parents=True)
+        (project / folder / "gpu.py").write_text(f"import jax\n\n\n{HELPER}")
+    for package in ("build", "build/lib", "build/lib/gpuutil"):
+        (project / package / "__init__.py").write_text("")
+    path = project / "tests" / "test_send.py"
+    fixed = _fixed(check, path, f"from jax import lax\n\n\n{TEST}", "skip-test")
+    assert "import has_gpu_backend" not in fixed, fixed
+    assert fixed.count("def has_gpu_backend") == 1, fixed
+    _runs(project, path, fixed)
