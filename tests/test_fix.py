@@ -123,6 +123,25 @@ def test_show_fixes_lists_what_was_fixed_per_file_and_code(tmp_path: Path) -> No
     )
 
 
+def test_show_fixes_counts_only_what_the_fixes_settled(tmp_path: Path) -> None:
+    (tmp_path / "eig.py").write_text(EIG)
+    second = UNSHARDED.replace("def step", "def step2").replace('"i"', '"j"')
+    (tmp_path / "step.py").write_text(UNSHARDED + "\n\n" + second.split("\n\n\n", 1)[1])
+    out = run_cli("check", ".", "--target", "cuda,tpu", "--fix", "--show-fixes", cwd=tmp_path)
+    assert out.returncode == 1
+    # the guards settle JT001 (tpu); both JT002 on cuda stay, and are not counted as fixed
+    assert out.stdout.endswith(
+        "\nFixed 3 findings:\n"
+        "- eig.py:\n    1 × JT003 (backend-limited-api)\n"
+        "- step.py:\n    2 × JT001 (gpu-only-collective)\n"
+        "\nFound 5 findings (3 fixed, 2 remaining).\n"
+    ), out.stdout
+    assert [line.split(": ")[0:2] for line in out.stdout.splitlines()[:2]] == [
+        ["step.py:12:20", "JT002 `lax.psend` needs manual sharding"],
+        ["step.py:19:20", "JT002 `lax.psend` needs manual sharding"],
+    ], out.stdout
+
+
 def test_fix_reports_what_remains_and_exits_1(tmp_path: Path) -> None:
     (tmp_path / "eig.py").write_text(EIG)
     (tmp_path / "step.py").write_text(UNSHARDED)

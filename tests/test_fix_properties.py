@@ -214,3 +214,34 @@ def test_a_fix_whose_result_is_broken_leaves_the_file_untouched_and_is_reported(
             assert "JT003" in captured.out  # the finding is still reported
         else:
             assert captured.out == ""
+
+
+def test_a_module_in_newer_grammar_is_refused_a_fix_that_does_not_parse(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PEP 695 (Python 3.12) need not compile in the Python running the check, only parse,
+    # before and after the fix
+    monkeypatch.setattr(rules_base, "guard_fix", _replacing_line("w = ("))
+    source = EIG + "\n\ndef first[T](xs: list[T]) -> T:\n    return xs[0]\n"
+    path = tmp_path / "eig.py"
+    path.write_text(source)
+    assert main(["check", str(path), "--target", "tpu", "--fix"]) == 1
+    assert path.read_text() == source
+    out = capsys.readouterr().out
+    assert "eig.py:1:1: fixes not applied: fixed text would not compile (SyntaxError: " in out
+    assert "JT003" in out
+
+
+@pytest.mark.parametrize(
+    ("after", "marked"),
+    [("x = 1\ny = 3\n", False), ("x = 1\ny = 3", True), ("x = 1\r\ny = 3\r\n", False)],
+    ids=["newline", "no-newline", "crlf"],
+)
+def test_a_diff_marks_a_last_line_without_a_line_break_as_diff_does(after: str, marked: bool) -> None:
+    from jaxtarget.fixes.apply import unified_diff
+
+    before = after.replace("3", "2")
+    diff = unified_diff(before, after, "m.py")
+    assert diff.startswith("--- a/m.py\n+++ b/m.py\n"), diff
+    assert diff.count("\\ No newline at end of file\n") == (2 if marked else 0), diff
+    assert f"-{before.splitlines()[1]}" in diff and f"+{after.splitlines()[1]}" in diff
