@@ -42,54 +42,65 @@ def _guarded(engine: Engine, source: str) -> str:
     return apply_edits(source, fix.edits)
 
 
+def _helper_then(head: str, unit: str, rest: str) -> str:
+    """``head``, the helper indented by ``unit``, then ``rest``."""
+    return head + HELPER.format(u=unit) + rest
+
+
+def _guard(indent: str, step: str, statement: str = f"return {CALL}", end: str = "\n") -> str:
+    """The guard the fix writes around ``statement`` at ``indent``, stepping in by ``step``."""
+    inner = indent + step
+    return f"{indent}if has_gpu_backend():\n{inner}{statement}\n{indent}else:\n{inner}{RAISE}{end}"
+
+
+IMPORTED = "from jax import lax\nimport jax\n\n\n"
+STRING = f'y = {CALL}, """\ntext\n"""'
+
 CASES = {
     # a docstring and an import, no blank line after them, no final newline
     "docstring-no-final-newline": (
         f'"""Doc."""\nfrom jax import lax\ndef f(x):\n    return {CALL}',
-        '"""Doc."""\nfrom jax import lax\nimport jax\n\n\n'
-        + HELPER.format(u="    ")
-        + f"\n\ndef f(x):\n    if has_gpu_backend():\n        return {CALL}\n    else:\n        {RAISE}",
+        _helper_then('"""Doc."""\n' + IMPORTED, "    ", "\n\ndef f(x):\n" + _guard("    ", "    ", end="")),
     ),
     # one blank line after the imports: one more; the guard steps in by four from column 12
     "wide-indent": (
         f"from jax import lax\n\ndef f(x):\n            return {CALL}\n",
-        "from jax import lax\nimport jax\n\n\n"
-        + HELPER.format(u="    ")
-        + f"\n\ndef f(x):\n            if has_gpu_backend():\n                return {CALL}\n"
-        f"            else:\n                {RAISE}\n",
+        _helper_then(IMPORTED, "    ", "\n\ndef f(x):\n" + _guard(" " * 12, "    ")),
     ),
     # a `try` import block, then three blank lines: none added; tabs in the function
     "try-import-tabs": (
         f"try:\n    from jax import lax\nexcept ImportError:\n    lax = None\n\n\n\ndef f(x):\n\treturn {CALL}\n",
-        "try:\n    from jax import lax\nexcept ImportError:\n    lax = None\nimport jax\n\n\n"
-        + HELPER.format(u="    ")
-        + f"\n\n\ndef f(x):\n\tif has_gpu_backend():\n\t\treturn {CALL}\n\telse:\n\t\t{RAISE}\n",
+        _helper_then(
+            "try:\n    from jax import lax\nexcept ImportError:\n    lax = None\nimport jax\n\n\n",
+            "    ",
+            "\n\n\ndef f(x):\n" + _guard("\t", "\t"),
+        ),
     ),
     # code first: the import and the helper go first, two-space steps as in the file
     "code-first-two-spaces": (
         f"X = 1\nfrom jax import lax\n\n\ndef f(x):\n  return {CALL}\n",
-        "import jax\n\n\n"
-        + HELPER.format(u="  ")
-        + f"\n\nX = 1\nfrom jax import lax\n\n\ndef f(x):\n  if has_gpu_backend():\n    return {CALL}\n"
-        f"  else:\n    {RAISE}\n",
+        _helper_then(
+            "import jax\n\n\n", "  ", "\n\nX = 1\nfrom jax import lax\n\n\ndef f(x):\n" + _guard("  ", "  ")
+        ),
     ),
     # multi-line strings (a docstring, one in the guarded statement, one after): their
     # text is kept, and only the guarded statement moves in
     "multi-line-strings": (
-        '"""Doc.\n\nMore.\n"""\nfrom jax import lax\n\n\ndef f(x):\n'
-        f'    y = {CALL}, """\ntext\n"""\n    doc = """\nmore\n"""\n    return y, doc\n',
-        '"""Doc.\n\nMore.\n"""\nfrom jax import lax\nimport jax\n\n\n'
-        + HELPER.format(u="    ")
-        + f'\n\ndef f(x):\n    if has_gpu_backend():\n        y = {CALL}, """\ntext\n"""\n'
-        f'    else:\n        {RAISE}\n    doc = """\nmore\n"""\n    return y, doc\n',
+        f'"""Doc.\n\nMore.\n"""\nfrom jax import lax\n\n\ndef f(x):\n    {STRING}\n    doc = """\nmore\n"""\n    return y, doc\n',
+        _helper_then(
+            '"""Doc.\n\nMore.\n"""\n' + IMPORTED,
+            "    ",
+            "\n\ndef f(x):\n"
+            + _guard("    ", "    ", STRING)
+            + '    doc = """\nmore\n"""\n    return y, doc\n',
+        ),
     ),
     # the guarded statement ends its function, inside a string: the closing line stays put
     "string-ends-the-function": (
         f'from jax import lax\n\n\ndef f(x):\n    return {CALL}, """\ntext\n"""\n',
-        "from jax import lax\nimport jax\n\n\n"
-        + HELPER.format(u="    ")
-        + f'\n\ndef f(x):\n    if has_gpu_backend():\n        return {CALL}, """\ntext\n"""\n'
-        f"    else:\n        {RAISE}\n",
+        _helper_then(
+            IMPORTED, "    ", "\n\ndef f(x):\n" + _guard("    ", "    ", f'return {CALL}, """\ntext\n"""')
+        ),
     ),
 }
 
