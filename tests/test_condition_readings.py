@@ -205,20 +205,38 @@ EXACT = """\
 import unittest
 
 import jax
+import jaxlib.gpu_solver
 from jax._src import test_util as jtu
+from jax._src.lib import gpu_solver
 
 
 class SchurTest(unittest.TestCase):
     def test_schur(self):
-        if jtu.is_device_cuda():
-            self.skipTest("no schur on cuda")
+        if jtu.is_device_PLATFORM():
+            self.skipTest("no schur here")
         jax.scipy.linalg.schur(jax.numpy.eye(3))  # found
+
+    def test_schur_without_magma(self):
+        if gpu_solver.has_magma():
+            self.skipTest("another test covers MAGMA")
+        # no MAGMA can be a GPU without it: not exact
+        jax.scipy.linalg.schur(jax.numpy.eye(3))  # found on every target
+
+    def test_schur_without_jaxlibs_magma(self):
+        if jaxlib.gpu_solver.has_magma():
+            self.skipTest("another test covers MAGMA")
+        jax.scipy.linalg.schur(jax.numpy.eye(3))  # found on every target
 """
 
 
-@pytest.mark.parametrize("target", ["cuda", "tpu"])
-def test_an_exact_predicate_is_false_on_every_other_platform(check: CheckFn, target: str) -> None:
-    assert _found(check, EXACT, target) == (_marked(EXACT) if target == "tpu" else [])
+@pytest.mark.parametrize(("platform", "other"), [("cuda", "rocm"), ("rocm", "cuda"), ("tpu", "cuda")])
+def test_an_exact_predicate_is_false_on_every_other_platform(
+    check: CheckFn, platform: str, other: str
+) -> None:
+    source = EXACT.replace("PLATFORM", platform)
+    everywhere = [n for n in _marked(source, "every target") if n not in _marked(source)]
+    assert _found(check, source, other) == _marked(source, "every target")
+    assert _found(check, source, platform) == everywhere != []
 
 
 VERSION = """\
