@@ -292,6 +292,10 @@ def spectrum(a):
         (("", ""), []),
         # jitted by the function that holds it
         (("    return eigenvalues(a)\n", "    return jax.jit(eigenvalues)(a)\n"), [9]),
+        # what the handler names: a bare `except` and a tuple holding it catch; another class does not
+        (("except NotImplementedError:", "except:"), []),
+        (("except NotImplementedError:", "except (ValueError, NotImplementedError):"), []),
+        (("except NotImplementedError:", "except ValueError:"), [9]),
     ],
 )
 def test_a_try_in_a_local_function_is_read_where_it_is_used(
