@@ -74,6 +74,9 @@ def test_default_matmul_precision_set_through_the_config(check: CheckFn, stateme
         ('functools.partial(lax.dot, precision="F16_F16_F32")(a, b)', True),
         ("functools.partial(lax.dot_general, dimension_numbers=dn)(a, b, dn, PREC)", False),
         ("lax.dot_general(a, b, dn, PREC)", True),
+        # lax.dot's precision is its third positional
+        ("lax.dot(a, b, PREC)", True),
+        ("lax.dot(a, PREC)", False),
         # presets CPU has, precisions that are not visible, anything passed through **kwargs
         ('jnp.dot(a, b, precision="BF16_BF16_F32")', False),
         ("jnp.dot(a, b, precision=lax.DotAlgorithmPreset.F32_F32_F32)", False),
