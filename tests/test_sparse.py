@@ -66,6 +66,14 @@ def corpus() -> dict[str, str]:
     )
     out["backslash"] = "from jax import lax\nx = 1 + \\\n2\ny = lax.psend(x, 'i', p)\n"
     out["syntax-error"] = HEADER + f"y = {CALL}\ndef broken(:\n"
+    # an argument's value bound by `global` in a long function far above the call: parsed on demand
+    out["global-argument-far-away"] = (
+        "import jax\n\ndef configure():\n    global IMPL\n"
+        + "    x = 1\n" * 15
+        + "    IMPL = 'cudnn'\n"
+        + "".join(f"def filler{i}(x):\n    return x + {i}\n" for i in range(30))
+        + "def attend(q, k, v):\n    return jax.nn.dot_product_attention(q, k, v, implementation=IMPL)\n"
+    )
     # a bracket left open while typing, after or before the call in its function: no chunk
     # parses to the end, and the whole-file reading (which recovers) is the one given
     out["unclosed-after-call"] = f"from jax import lax\n\ndef f(x):\n    return {CALL}\n    y = (\n"

@@ -140,3 +140,19 @@ def build(mesh):
 def test_a_helper_called_from_a_lambda_body_runs_under_shard_map(check: CheckFn) -> None:
     found = [(f.code, f.span.line) for f in check(HELPER_OF_A_LAMBDA_BODY, ("cpu",)).findings]
     assert found == [("JT001", 9)]
+
+
+# the body is handed to shard_map inside a long function far below it: the lines naming
+# the wrapper are resolved on demand, wherever they are
+FAR_AWAY = (
+    "import jax\nfrom jax import lax\n\n\ndef inner(x):\n    return lax.psend(x, 'i', [(0, 1)])\n\n\n"
+    + "".join(f"def filler{i}(x):\n    return x + {i}\n\n\n" for i in range(30))
+    + "def build(mesh, spec):\n"
+    + "    y = 1\n" * 15
+    + "    return jax.shard_map(inner, mesh=mesh, in_specs=spec, out_specs=spec)\n"
+)
+
+
+def test_a_body_handed_to_shard_map_far_below_runs_under_it(check: CheckFn) -> None:
+    found = [(f.code, f.span.line) for f in check(FAR_AWAY, ("cpu",)).findings]
+    assert found == [("JT001", 6)]
