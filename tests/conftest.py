@@ -44,6 +44,17 @@ def make_engine(targets: tuple[str, ...] = ("cpu",), python: str | None = None, 
     return Engine(settings, load_environment(python))
 
 
+def found_lines(check: CheckFn, source: str, target: str, path: str | None = None) -> list[int]:
+    """The lines of the findings ``check`` gives for ``source`` on one target."""
+    return [f.span.line for f in check(source, (target,), path).findings]
+
+
+def marked_lines(source: str, target: str = "") -> list[int]:
+    """The lines of ``source`` marked ``# found``, and with a target those marked ``# found on <target>``."""
+    ends = ("# found", f"# found on {target}") if target else ("# found",)
+    return [n for n, line in enumerate(source.splitlines(), 1) if line.endswith(ends)]
+
+
 @pytest.fixture(scope="session")
 def check() -> CheckFn:
     engines: dict[tuple[object, ...], Engine] = {}

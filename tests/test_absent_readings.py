@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import CheckFn
+from .conftest import CheckFn, marked_lines
 
 SOURCE = """\
 import unittest
@@ -61,16 +61,12 @@ class OldParamsTest(unittest.TestCase):
 """
 
 
-def _marked(source: str) -> list[int]:
-    return [n for n, line in enumerate(source.splitlines(), 1) if line.endswith("# found")]
-
-
 @pytest.mark.parametrize("targets", [("cpu",), ("cpu", "tpu")])
 def test_an_absent_api_is_reported_only_where_its_call_runs_unexpected(
     check: CheckFn, targets: tuple[str, ...]
 ) -> None:
     analysis = check(SOURCE, targets)
-    assert [f.span.line for f in analysis.findings] == _marked(SOURCE)
+    assert [f.span.line for f in analysis.findings] == marked_lines(SOURCE)
     absent, fallback, pinned = analysis.findings
     for finding in (absent, pinned):
         assert "is not in jax" in finding.message and "removed in 0.7.2" in finding.message

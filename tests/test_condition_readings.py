@@ -35,18 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import CheckFn
-
-
-def _found(check: CheckFn, source: str, target: str, path: str | None = None) -> list[int]:
-    return [f.span.line for f in check(source, (target,), path).findings]
-
-
-def _marked(source: str, target: str = "") -> list[int]:
-    """The lines marked ``# found``, and those marked ``# found on <target>``."""
-    ends = ("# found", f"# found on {target}") if target else ("# found",)
-    return [n for n, line in enumerate(source.splitlines(), 1) if line.endswith(ends)]
-
+from .conftest import CheckFn, found_lines, marked_lines
 
 MODULE_NAME = """\
 import jax.numpy as jnp
@@ -79,7 +68,9 @@ if __name__ is 'main' or __name__ < 'main':
 
 @pytest.mark.parametrize("target", ["tpu"])
 def test_a_module_name_that_cannot_be_this_file_is_never_true(check: CheckFn, target: str) -> None:
-    assert _found(check, MODULE_NAME, target, "/project/models/reservoir.py") == _marked(MODULE_NAME)
+    assert found_lines(check, MODULE_NAME, target, "/project/models/reservoir.py") == marked_lines(
+        MODULE_NAME
+    )
 
 
 def test_a_package_is_named_by_its_folder(check: CheckFn) -> None:
@@ -92,7 +83,7 @@ if __name__ == 'models':
 if __name__ == '__init__':
     print(jnp.linalg.eigvals(jnp.ones((2, 2))))
 """
-    assert _found(check, source, "tpu", "/project/models/__init__.py") == _marked(source)
+    assert found_lines(check, source, "tpu", "/project/models/__init__.py") == marked_lines(source)
 
 
 def test_a_module_name_stays_open_where_it_cannot_be_read(check: CheckFn) -> None:
@@ -104,10 +95,10 @@ __name__ = 'main'
 if __name__ == 'main':
     print(jnp.linalg.eigvals(jnp.ones((2, 2))))  # found
 """
-    assert _found(check, rebinds, "tpu", "/project/reservoir.py") == _marked(rebinds)
+    assert found_lines(check, rebinds, "tpu", "/project/reservoir.py") == marked_lines(rebinds)
     # no file: the module's own name is unknown
     no_file = MODULE_NAME.replace("'main'", "'elsewhere'")
-    assert len(_found(check, no_file, "tpu")) == no_file.count("eigvals")
+    assert len(found_lines(check, no_file, "tpu")) == no_file.count("eigvals")
 
 
 NAMES = """\
@@ -145,7 +136,7 @@ def by_device(x):
 
 
 def test_a_backend_test_is_read_through_four_names_not_five(check: CheckFn) -> None:
-    assert _found(check, NAMES, "tpu") == _marked(NAMES)
+    assert found_lines(check, NAMES, "tpu") == marked_lines(NAMES)
 
 
 NOT_BACKEND = """\
@@ -198,7 +189,7 @@ def by_device_list(x):
 
 @pytest.mark.parametrize("target", ["cpu", "tpu"])
 def test_only_a_backend_or_a_device_kind_restricts(check: CheckFn, target: str) -> None:
-    assert _found(check, NOT_BACKEND, target) == _marked(NOT_BACKEND, target)
+    assert found_lines(check, NOT_BACKEND, target) == marked_lines(NOT_BACKEND, target)
 
 
 EXACT = """\
@@ -234,9 +225,9 @@ def test_an_exact_predicate_is_false_on_every_other_platform(
     check: CheckFn, platform: str, other: str
 ) -> None:
     source = EXACT.replace("PLATFORM", platform)
-    everywhere = [n for n in _marked(source, "every target") if n not in _marked(source)]
-    assert _found(check, source, other) == _marked(source, "every target")
-    assert _found(check, source, platform) == everywhere != []
+    everywhere = [n for n in marked_lines(source, "every target") if n not in marked_lines(source)]
+    assert found_lines(check, source, other) == marked_lines(source, "every target")
+    assert found_lines(check, source, platform) == everywhere != []
 
 
 VERSION = """\
@@ -270,7 +261,7 @@ def test_a_number_returned_by_platform_is_compared_where_each_return_is_reached(
     check: CheckFn, target: str
 ) -> None:
     # only a TPU reaches the last return, and only there can the version be >= 5
-    assert _found(check, VERSION, target) == _marked(VERSION, target)
+    assert found_lines(check, VERSION, target) == marked_lines(VERSION, target)
 
 
 IMPORTED = """\
@@ -314,7 +305,7 @@ def test_an_imported_predicate_is_read_unless_the_module_rebinds_it(check: Check
     (tmp_path / "helpers.py").write_text(predicate)
     path = str(tmp_path / "app.py")
     # a dotted `mylib.utils.on_tpu()` is not read: only a name bound to the module itself is
-    assert _found(check, IMPORTED, "tpu", path) == _marked(IMPORTED)
+    assert found_lines(check, IMPORTED, "tpu", path) == marked_lines(IMPORTED)
     rebound = IMPORTED + "\n\non_tpu = lambda: False\nhelpers = None\nmu = None\n"
     calls = [n for n, line in enumerate(IMPORTED.splitlines(), 1) if "eigvals" in line]
-    assert _found(check, rebound, "tpu", path) == calls
+    assert found_lines(check, rebound, "tpu", path) == calls

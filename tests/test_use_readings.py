@@ -33,16 +33,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import CheckFn
-
-
-def _found(check: CheckFn, source: str, target: str) -> list[int]:
-    return [f.span.line for f in check(source, (target,)).findings]
-
-
-def _marked(source: str) -> list[int]:
-    return [n for n, line in enumerate(source.splitlines(), 1) if line.endswith("# found")]
-
+from .conftest import CheckFn, found_lines, marked_lines
 
 # only the calls that end in a call of the API are uses; the rest only look at it
 PASSED_AND_INSPECTED = """\
@@ -85,8 +76,12 @@ def local_table(x):
 
 
 def test_only_references_that_end_in_a_call_are_uses(check: CheckFn) -> None:
-    assert _found(check, PASSED_AND_INSPECTED, "tpu") == _marked(PASSED_AND_INSPECTED) == [26, 28, 30, 34]
-    assert _found(check, PASSED_AND_INSPECTED, "cpu") == []
+    assert (
+        found_lines(check, PASSED_AND_INSPECTED, "tpu")
+        == marked_lines(PASSED_AND_INSPECTED)
+        == [26, 28, 30, 34]
+    )
+    assert found_lines(check, PASSED_AND_INSPECTED, "cpu") == []
 
 
 ALIASES_AND_PARTIALS = """\
@@ -115,8 +110,8 @@ def attend(q, k, v):
 
 @pytest.mark.parametrize(("target", "lines"), [("tpu", [9, 13, 18]), ("cpu", [18]), ("cuda", [])])
 def test_aliases_are_found_where_they_name_the_api(check: CheckFn, target: str, lines: list[int]) -> None:
-    assert _found(check, ALIASES_AND_PARTIALS, target) == lines
-    assert set(lines) <= set(_marked(ALIASES_AND_PARTIALS))
+    assert found_lines(check, ALIASES_AND_PARTIALS, target) == lines
+    assert set(lines) <= set(marked_lines(ALIASES_AND_PARTIALS))
 
 
 COMMITTED_AND_DISPATCHED = """\
@@ -149,7 +144,11 @@ def dispatch_local(x):
 
 
 def test_committed_inputs_and_platform_branches(check: CheckFn) -> None:
-    assert _found(check, COMMITTED_AND_DISPATCHED, "tpu") == _marked(COMMITTED_AND_DISPATCHED) == [10, 18]
+    assert (
+        found_lines(check, COMMITTED_AND_DISPATCHED, "tpu")
+        == marked_lines(COMMITTED_AND_DISPATCHED)
+        == [10, 18]
+    )
 
 
 # a module-level wrapper names the API for importers; it runs where they call it
@@ -171,7 +170,7 @@ def spectrum(x):
 
 
 def test_a_wrapped_module_name_is_a_reexport_unless_the_module_calls_it(check: CheckFn) -> None:
-    assert _found(check, REEXPORTS, "tpu") == _marked(REEXPORTS) == [9]
+    assert found_lines(check, REEXPORTS, "tpu") == marked_lines(REEXPORTS) == [9]
 
 
 # a local function handed to `jax.jit(..., backend="cpu")` runs on cpu; a decorator that
@@ -209,4 +208,4 @@ def traced(x):
 
 
 def test_functions_pinned_by_what_compiles_them(check: CheckFn) -> None:
-    assert _found(check, PINNED_FUNCTIONS, "tpu") == _marked(PINNED_FUNCTIONS) == [15, 27]
+    assert found_lines(check, PINNED_FUNCTIONS, "tpu") == marked_lines(PINNED_FUNCTIONS) == [15, 27]
