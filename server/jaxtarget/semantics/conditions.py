@@ -12,12 +12,15 @@ not backend tests. Sets are exact: ``ALL`` means "no restriction known".
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from functools import cached_property
 from pathlib import PurePath
 
 from ..platforms import ALL_PLATFORMS, platforms_of
 from .entry import Entry
 from .predicates import Comparison, imported_predicate, module_predicate
+from .statements import DEFS as DEFS
+from .statements import NUMBER_OPS, clears_flag, literal_number, returns_constant, value_before
 from .values import Values, _module_bindings_in, body_statements
 from .vocabulary import (
     BACKEND_CALLS,
@@ -30,8 +33,6 @@ from .vocabulary import (
 )
 
 ALL = ALL_PLATFORMS
-#: the statements that open a function scope
-DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 NONE: frozenset[str] = frozenset()
 
 Allowed = frozenset[str] | None
@@ -58,72 +59,6 @@ def string_set(node: ast.AST | None) -> frozenset[str] | None:
     return None
 
 
-def _clears(stmt: ast.stmt, name: str) -> bool:
-    """``if <test>: name = False`` (nothing else in it)."""
-    if not isinstance(stmt, ast.If) or stmt.orelse or len(stmt.body) != 1:
-        return False
-    body = stmt.body[0]
-    return (
-        isinstance(body, ast.Assign)
-        and len(body.targets) == 1
-        and isinstance(body.targets[0], ast.Name)
-        and body.targets[0].id == name
-        and isinstance(body.value, ast.Constant)
-        and body.value.value is False
-    )
-
-
-_NUMBER_OPS: dict[type[ast.cmpop], Callable[[float, float], bool]] = {
-    ast.Eq: lambda a, b: a == b,
-    ast.NotEq: lambda a, b: a != b,
-    ast.Lt: lambda a, b: a < b,
-    ast.LtE: lambda a, b: a <= b,
-    ast.Gt: lambda a, b: a > b,
-    ast.GtE: lambda a, b: a >= b,
-}
-
-
-def _number(node: ast.expr | None) -> float | None:
-    """The number a returned expression is (``-1``, ``0``), None when not a literal one."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _number(node.operand)
-        return -inner if inner is not None else None
-    value = node.value if isinstance(node, ast.Constant) else None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return None
-
-
-def _stores(stmt: ast.stmt, name: str) -> bool:
-    stored = (n for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
-    return any(n.id == name for n in stored)
-
-
-def _value_before(name: ast.Name, chain: Sequence[ast.AST]) -> tuple[ast.expr, list[ast.AST]] | None:
-    """The value a function's own statements last assigned ``name`` before its use, where they
-    rebind it later (``kind = ...device_kind``; the test; ``kind = kind[:-5]``). None when a
-    statement before the use binds it any other way."""
-    at = next((i for i in range(len(chain) - 1, -1, -1) if isinstance(chain[i], DEFS)), None)
-    if at is None:
-        return None
-    func = chain[at]
-    assert isinstance(func, DEFS)
-    last: ast.expr | None = None
-    for stmt in body_statements(func):
-        if stmt.lineno >= name.lineno:
-            break
-        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
-        if isinstance(stmt, ast.Assign) and isinstance(target, ast.Name) and target.id == name.id:
-            last = stmt.value
-        elif _stores(stmt, name.id):
-            return None
-    return (last, [*chain[: at + 1]]) if last is not None else None
-
-
-def _returns(stmt: ast.stmt, value: bool) -> bool:
-    return isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Constant) and stmt.value.value is value
-
-
 class Conditions:
     """Reads the backend tests of one module (its parsed statements and resolved names)."""
 
@@ -147,7 +82,6 @@ class Conditions:
         #: conditions known true/false on the path to the code being judged (ast.dump -> truth)
         self._assumed: dict[str, bool] = {}
         self._entry: Entry | None = None
-        self._name_rebound: bool | None = None
 
     def callee(self, node: ast.AST) -> str | None:
         return self.resolved.get(id(node.func)) if isinstance(node, ast.Call) else None
@@ -239,7 +173,7 @@ class Conditions:
         func = chain[at]
         assert isinstance(func, DEFS)
         before = [stmt for stmt in func.body if stmt.lineno < flag.lineno]
-        clears = [stmt for stmt in before if _clears(stmt, flag.id)]
+        clears = [stmt for stmt in before if clears_flag(stmt, flag.id)]
         if not clears:
             return None
         found: frozenset[str] | None = None
@@ -304,7 +238,7 @@ class Conditions:
         ):
             return self.is_device_kind(node.func.value, chain, depth)
         if isinstance(node, ast.Name) and depth < 4:
-            value = self.values.value_of(node, chain) or _value_before(node, chain)
+            value = self.values.value_of(node, chain) or value_before(node, chain)
             return value is not None and self.is_device_kind(value[0], value[1], depth + 1)
         return False
 
@@ -333,8 +267,8 @@ class Conditions:
     ) -> Sets | None:
         """``tpu_version() >= 5``, ``version > 0`` with ``version = tpu_version()``: where the
         comparison can be true and false, from what the function returns on each platform."""
-        bound = _number(right)
-        compare = _NUMBER_OPS.get(type(op))
+        bound = literal_number(right)
+        compare = NUMBER_OPS.get(type(op))
         if bound is None or compare is None:
             return None
         call: ast.AST = left
@@ -371,14 +305,14 @@ class Conditions:
         out: list[tuple[frozenset[str], float | None]] = []
         for stmt in body_statements(func_def):
             if isinstance(stmt, ast.Return):
-                out.append((reach, _number(stmt.value)))
+                out.append((reach, literal_number(stmt.value)))
                 return out
             last = stmt.body[-1] if isinstance(stmt, ast.If) and not stmt.orelse else None
             if isinstance(stmt, ast.If) and isinstance(last, ast.Return):
                 if any(isinstance(n, ast.Return) for s in stmt.body[:-1] for n in ast.walk(s)):
                     return None
                 true, false = self.sets(stmt.test, inside, 1)
-                out.append((reach & true, _number(last.value)))
+                out.append((reach & true, literal_number(last.value)))
                 reach &= false
             elif any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) for n in ast.walk(stmt)):
                 return None
@@ -402,17 +336,17 @@ class Conditions:
         file = PurePath(self.path)
         stem = file.parent.name if file.stem == "__init__" else file.stem
         text = right.value
-        if text == "__main__" or text == stem or text.endswith("." + stem) or self._rebinds_name():
+        if text == "__main__" or text == stem or text.endswith("." + stem) or self._rebinds_name:
             return None
         return (NONE, ALL) if isinstance(op, ast.Eq) else (ALL, NONE)
 
+    @cached_property
     def _rebinds_name(self) -> bool:
-        if self._name_rebound is None:
-            self._name_rebound = any(
-                isinstance(n, ast.Name) and n.id == "__name__" and not isinstance(n.ctx, ast.Load)
-                for n in ast.walk(self.tree)
-            )
-        return self._name_rebound
+        """Whether the module assigns ``__name__`` anywhere."""
+        return any(
+            isinstance(n, ast.Name) and n.id == "__name__" and not isinstance(n.ctx, ast.Load)
+            for n in ast.walk(self.tree)
+        )
 
     def _compare(self, left: ast.expr, op: ast.cmpop, right: ast.expr, chain: Sequence[ast.AST]) -> Sets:
         if self._entry is not None:
@@ -542,9 +476,11 @@ class Conditions:
             return None
         body = body_statements(found[0])
         last = body[-1] if body else None
-        if not isinstance(last, ast.Try) or not last.handlers or not _returns(last.body[-1], True):
+        if not isinstance(last, ast.Try) or not last.handlers or not returns_constant(last.body[-1], True):
             return None
-        if not all(catches(h.type, LOWERING_CATCHERS) and _returns(h.body[-1], False) for h in last.handlers):
+        if not all(
+            catches(h.type, LOWERING_CATCHERS) and returns_constant(h.body[-1], False) for h in last.handlers
+        ):
             return None
         if last.orelse or any(isinstance(n, ast.Return) for s in body[:-1] for n in ast.walk(s)):
             return None

@@ -1,0 +1,83 @@
+"""What a function's own statements say, read without resolving anything.
+
+A flag an ``if`` clears (``if <test>: name = False``), the literal number a ``return``
+gives, the value a name last got before a use where the function rebinds it later, and
+whether a statement returns a given constant. ``conditions.py`` reads backend tests
+with them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Sequence
+
+from .values import body_statements
+
+#: the statements that open a function scope
+DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def clears_flag(stmt: ast.stmt, name: str) -> bool:
+    """``if <test>: name = False`` (nothing else in it)."""
+    if not isinstance(stmt, ast.If) or stmt.orelse or len(stmt.body) != 1:
+        return False
+    body = stmt.body[0]
+    return (
+        isinstance(body, ast.Assign)
+        and len(body.targets) == 1
+        and isinstance(body.targets[0], ast.Name)
+        and body.targets[0].id == name
+        and isinstance(body.value, ast.Constant)
+        and body.value.value is False
+    )
+
+
+NUMBER_OPS: dict[type[ast.cmpop], Callable[[float, float], bool]] = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+}
+
+
+def literal_number(node: ast.expr | None) -> float | None:
+    """The number a returned expression is (``-1``, ``0``), None when not a literal one."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = literal_number(node.operand)
+        return -inner if inner is not None else None
+    value = node.value if isinstance(node, ast.Constant) else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+def _stores(stmt: ast.stmt, name: str) -> bool:
+    stored = (n for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    return any(n.id == name for n in stored)
+
+
+def value_before(name: ast.Name, chain: Sequence[ast.AST]) -> tuple[ast.expr, list[ast.AST]] | None:
+    """The value a function's own statements last assigned ``name`` before its use, where they
+    rebind it later (``kind = ...device_kind``; the test; ``kind = kind[:-5]``). None when a
+    statement before the use binds it any other way."""
+    at = next((i for i in range(len(chain) - 1, -1, -1) if isinstance(chain[i], DEFS)), None)
+    if at is None:
+        return None
+    func = chain[at]
+    assert isinstance(func, DEFS)
+    last: ast.expr | None = None
+    for stmt in body_statements(func):
+        if stmt.lineno >= name.lineno:
+            break
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+        if isinstance(stmt, ast.Assign) and isinstance(target, ast.Name) and target.id == name.id:
+            last = stmt.value
+        elif _stores(stmt, name.id):
+            return None
+    return (last, [*chain[: at + 1]]) if last is not None else None
+
+
+def returns_constant(stmt: ast.stmt, value: bool) -> bool:
+    return isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Constant) and stmt.value.value is value
