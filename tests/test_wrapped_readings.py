@@ -14,7 +14,9 @@ psend is JT001 everywhere, and JT002 only where no shard_map is visible around i
 
 from __future__ import annotations
 
-from .conftest import CheckFn
+from jaxtarget.semantics.source import ChunkCache
+
+from .conftest import CheckFn, make_engine
 
 # both bodies run under shard_map: no JT002, only the JT001 of each psend
 BY_KEYWORD = """\
@@ -156,3 +158,121 @@ FAR_AWAY = (
 def test_a_body_handed_to_shard_map_far_below_runs_under_it(check: CheckFn) -> None:
     found = [(f.code, f.span.line) for f in check(FAR_AWAY, ("cpu",)).findings]
     assert found == [("JT001", 6)]
+
+
+def _bodies(*names: str) -> str:
+    """Module functions sending or receiving by turns, each to be handed to shard_map."""
+    ops = ("psend", "precv")
+    return "".join(
+        f'def {name}(x):\n    return lax.{ops[i % 2]}(x, "i", [(0, 1)])\n\n\n' for i, name in enumerate(names)
+    )
+
+
+# names bound to shard_map or to a partial of it, modelled on
+# google/scaling_transformer_inference_efficiency's tests (`shard_map = partial(shard_map,
+# check_rep=False)` after importing it) and on benchmark scripts that keep
+# `shmap = partial(shard_map, mesh=mesh, in_specs=..., out_specs=...)` and call `shmap(f)`
+ALIASES = (
+    """\
+import functools
+
+import jax
+from jax import lax
+from jax.experimental.shard_map import shard_map
+from jax.sharding import PartitionSpec as P
+
+shard_map = functools.partial(shard_map, check_rep=False)
+smap = jax.shard_map
+shmap = functools.partial(
+    jax.shard_map,
+    in_specs=P("i"),
+    out_specs=P("i"),
+)
+again = smap
+
+
+"""
+    + _bodies("first", "second", "third", "fourth", "fifth")
+    + """\
+def run(mesh, x):
+    local = jax.shard_map
+    a = shard_map(first, mesh=mesh, in_specs=P("i"), out_specs=P("i"))(x)
+    b = smap(second, mesh=mesh, in_specs=P("i"), out_specs=P("i"))(x)
+    c = shmap(third, mesh=mesh)(x)
+    d = again(fourth, mesh=mesh, in_specs=P("i"), out_specs=P("i"))(x)
+    e = local(fifth, mesh=mesh, in_specs=P("i"), out_specs=P("i"))(x)
+    return a, b, c, d, e
+"""
+)
+
+# a name bound to shard_map here and to something else there is not read as shard_map;
+# nor is a partial of another function
+NOT_ALIASES = (
+    """\
+import functools
+
+import jax
+from jax import lax
+from jax.sharding import PartitionSpec as P
+
+smap = jax.shard_map
+jitted = functools.partial(jax.jit, donate_argnums=0)
+
+
+"""
+    + _bodies("first", "second", "third")
+    + """\
+def run(x, smap2=jax.vmap):
+    return smap2(first)(x), jitted(second)(x)
+
+
+def later(x):
+    smap = jax.vmap
+    return smap(third)(x)
+"""
+)
+
+
+def _sharding_findings(source: str) -> dict[str, list[int]]:
+    engine = make_engine(("cuda",))
+    out: dict[str, list[int]] = {}
+    for mode in ("whole", "sparse"):
+        analysis = engine.check(source, "mod.py", sparse=mode == "sparse", cache=ChunkCache())
+        out[mode] = [f.span.line for f in analysis.findings if f.code == "JT002"]
+    return out
+
+
+def test_a_name_bound_to_shard_map_or_a_partial_of_it_is_shard_map() -> None:
+    assert _sharding_findings(ALIASES) == {"whole": [], "sparse": []}
+
+
+def test_a_name_bound_to_shard_map_and_to_something_else_is_not() -> None:
+    assert _sharding_findings(NOT_ALIASES) == {"whole": [12, 16, 20], "sparse": [12, 16, 20]}
+
+
+# the only name bound to the wrapper is bound over several lines
+MULTILINE_PARTIAL = """\
+import functools
+
+import jax
+from jax import lax
+from jax.sharding import PartitionSpec as P
+
+sharded = functools.partial(
+    jax.shard_map,
+    in_specs=P("i"),
+    out_specs=P("i"),
+)
+
+
+def body(x):
+    return lax.psend(x, "i", [(0, 1)])
+
+
+def run(mesh, x):
+    return sharded(body, mesh=mesh)(x)
+"""
+
+
+def test_a_name_bound_over_several_lines_to_a_partial_of_shard_map_is_shard_map() -> None:
+    assert _sharding_findings(MULTILINE_PARTIAL) == {"whole": [], "sparse": []}

@@ -42,7 +42,7 @@ from .tables import through_module_names
 from .text import Lines, lines_where, lines_with_words
 from .values import Values
 from .vocabulary import SETUP_WORDS
-from .wrapped import WrappedFunctions
+from .wrapped import WrappedFunctions, with_aliases
 
 _Resolved = tuple[Candidate, str, str]
 #: a def this short that mentions a backend query is parsed: it may be a guard predicate
@@ -213,6 +213,7 @@ class Module:
             if todo:
                 self.resolve(todo, terms)
             ids = {node for node, name in self.resolved.items() if name in wrappers}
+            ids = with_aliases(self.view, self.text, ids, {q.rsplit(".", 1)[-1] for q in wrappers}, chunks)
             found = WrappedFunctions(self.view, self.text, ids)
             self._wrapped[key] = found
         return found

@@ -14,8 +14,11 @@ import re
 from collections.abc import Set
 
 from .source import SourceView
-from .text import Lines, lines_where
+from .text import Lines, lines_where, lines_with_words
 from .vocabulary import terminal
+
+#: how many names a wrapper may pass through (``smap = jax.shard_map``; ``f = smap``)
+_ALIAS_ROUNDS = 3
 
 
 def _mentions(node: ast.AST, wrappers: Set[int]) -> bool:
@@ -120,3 +123,73 @@ class WrappedFunctions:
                     wanted.update(_called_or_passed(node))
         self._nodes = nodes
         return nodes
+
+
+def _is_wrapper(value: ast.expr, ids: Set[int]) -> bool:
+    """``jax.shard_map`` or ``partial(jax.shard_map, ...)``, where that load is a wrapper's."""
+    if isinstance(value, ast.Call) and terminal(value.func) == "partial" and value.args:
+        value = value.args[0]
+    return id(value) in ids
+
+
+def wrapper_aliases(tree: ast.Module, ids: Set[int]) -> set[str]:
+    """The names an assignment binds to a wrapper or to a ``partial`` of one."""
+    return {
+        t.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and _is_wrapper(node.value, ids)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+
+
+def _alias_loads(tree: ast.Module, ids: Set[int], names: Set[str]) -> set[int]:
+    """The loads of ``names`` whose every binding in the module holds a wrapper: assignments
+    of one or of a ``partial`` of one, and imports (``shard_map = partial(shard_map, ...)``
+    reads the imported one). A name also bound any other way is left out."""
+    fine = {
+        id(t)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Assign) and _is_wrapper(n.value, ids)
+        for t in n.targets
+    }
+    other: set[str] = set()
+    loads: list[ast.Name] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in names:
+            if isinstance(node.ctx, ast.Load):
+                loads.append(node)
+            elif id(node) not in fine:
+                other.add(node.id)
+        elif isinstance(node, ast.arg) and node.arg in names:
+            other.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in names:
+            other.add(node.name)
+    return {id(n) for n in loads if n.id not in other}
+
+
+#: a line that may bind a name to a wrapper: an assignment, a ``partial(``, a continued argument
+_ASSIGNED = re.compile(r"^[ \t]*\w+[ \t]*=[^=]|partial\(|^[ \t]*[\w.]+[ \t]*,")
+
+
+def with_aliases(
+    view: SourceView, text: Lines, ids: set[int], words: Set[str], chunks: Set[int] | None
+) -> set[int]:
+    """The loads ``ids`` resolved to a wrapper (spelled with one of ``words``), with the loads
+    of names only ever bound to one or to a ``partial`` of one (``smap = jax.shard_map``,
+    ``shard_map = partial(shard_map, ...)``); with ``chunks``, only in those statements."""
+    seen: set[str] = set()
+    spelled = set(words)
+    for _ in range(_ALIAS_ROUNDS):
+        if not lines_where(text, spelled, _ASSIGNED):
+            break
+        names = wrapper_aliases(view.module(), ids)
+        if names <= seen:
+            break
+        seen |= names
+        spelled = names
+        view.ensure(
+            [ln for ln in lines_with_words(text, names) if chunks is None or view.chunk_index(ln) in chunks]
+        )
+        ids = ids | _alias_loads(view.module(), ids, names)
+    return ids
