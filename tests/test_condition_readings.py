@@ -293,6 +293,18 @@ def by_alias(x):
 def by_dotted_path(x):
     if mylib.utils.on_tpu():
         return x
+    return jnp.linalg.eigvals(x)
+
+
+def by_missing_module(x):
+    if mylib.other.on_tpu():
+        return x
+    return jnp.linalg.eigvals(x)  # found
+
+
+def by_package(x):
+    if mylib.on_tpu():
+        return x
     return jnp.linalg.eigvals(x)  # found
 """
 
@@ -304,8 +316,8 @@ def test_an_imported_predicate_is_read_unless_the_module_rebinds_it(check: Check
     (tmp_path / "mylib" / "utils.py").write_text(predicate)
     (tmp_path / "helpers.py").write_text(predicate)
     path = str(tmp_path / "app.py")
-    # a dotted `mylib.utils.on_tpu()` is not read: only a name bound to the module itself is
+    # `mylib.other` is no module of the project, and the package defines no `on_tpu`
     assert found_lines(check, IMPORTED, "tpu", path) == marked_lines(IMPORTED)
-    rebound = IMPORTED + "\n\non_tpu = lambda: False\nhelpers = None\nmu = None\n"
+    rebound = IMPORTED + "\n\non_tpu = lambda: False\nhelpers = None\nmu = None\nmylib = None\n"
     calls = [n for n, line in enumerate(IMPORTED.splitlines(), 1) if "eigvals" in line]
     assert found_lines(check, rebound, "tpu", path) == calls

@@ -18,10 +18,17 @@ from pathlib import PurePath
 
 from ..platforms import ALL_PLATFORMS, platforms_of
 from .entry import Entry
-from .predicates import Comparison, imported_predicate, module_predicate
+from .predicates import Comparison, project_predicate
 from .statements import DEFS as DEFS
-from .statements import NUMBER_OPS, clears_flag, literal_number, returns_constant, value_before
-from .values import Values, _module_bindings_in, body_statements
+from .statements import (
+    NUMBER_OPS,
+    clears_flag,
+    last_return_after_falsy_exits,
+    literal_number,
+    returns_constant,
+    value_before,
+)
+from .values import Values, body_statements
 from .vocabulary import (
     BACKEND_CALLS,
     BACKEND_OBJECTS,
@@ -415,6 +422,10 @@ class Conditions:
             probed = self._probed(test.func, chain)
             if probed is not None:
                 return probed, ALL
+            found = self.values.function(test.func, chain)
+            last = last_return_after_falsy_exits(found[0]) if found is not None else None
+            if found is not None and last is not None:
+                return self.sets(last, found[1], depth + 1)[0], ALL
             imported = self._imported(test.func, chain)
             if imported is not None:
                 return imported
@@ -434,35 +445,12 @@ class Conditions:
         Only where one top-level import binds the name and nothing else in the module or
         the functions around the call does.
         """
-        if isinstance(func, ast.Name):
-            name, function = func.id, None
-        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            name, function = func.value.id, func.attr
-        else:
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if self.path is None or not isinstance(root, ast.Name) or self.values.bound_locally(root.id, chain):
             return None
-        if self.path is None or self.values.bound_locally(name, chain):
-            return None
-        imports: list[ast.Import | ast.ImportFrom] = []
-        for stmt in self.tree.body:
-            if isinstance(stmt, ast.ImportFrom) and any((a.asname or a.name) == name for a in stmt.names):
-                imports.append(stmt)
-            elif not isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                found, unsure = _module_bindings_in(stmt, name)
-                if found or unsure:
-                    return None
-            elif any((a.asname or a.name.split(".")[0]) == name for a in stmt.names):
-                # `import mylib.utils as utils`, `import helpers`: the name is the module itself
-                if function is None or not any(a.asname == name or a.name == name for a in stmt.names):
-                    return None
-                imports.append(stmt)
-        if len(imports) != 1:
-            return None
-        stmt = imports[0]
-        if function is not None:
-            return module_predicate(self.path, stmt, name, function, comparison)
-        if not isinstance(stmt, ast.ImportFrom):
-            return None
-        return imported_predicate(self.path, stmt, name, comparison)
+        return project_predicate(self.path, self.tree, func, comparison)
 
     def _probed(self, func: ast.expr, chain: Sequence[ast.AST]) -> frozenset[str] | None:
         """Where a capability probe of an API can return True (None: ``func`` is not one).

@@ -22,7 +22,7 @@ from pathlib import Path
 from .resolver import Binding
 from .scopes import ScopeIndex, binding_for, collect, import_bindings
 from .text import Lines, lines_with_words
-from .values import positional_params
+from .values import _module_bindings_in, positional_params
 
 Sets = tuple[frozenset[str], frozenset[str]]
 #: a comparison of the function's result with a number (``get_tpu_version() >= 5``)
@@ -216,6 +216,68 @@ def module_predicate(
     if found is None or found == here:
         return None
     return file_predicate(found, function, comparison)
+
+
+def _dotted(node: ast.expr) -> list[str] | None:
+    """``mylib.utils.on_tpu`` as its parts, None when it is not names and attributes."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return [node.id, *reversed(parts)] if isinstance(node, ast.Name) else None
+
+
+def project_predicate(
+    path: str, tree: ast.Module, func: ast.expr, comparison: Comparison = None
+) -> Sets | None:
+    """Where a predicate another project module defines is true and false: ``has_gpu()``
+    after ``from .utils import has_gpu``; ``utils.has_gpu()`` after ``from mylib import
+    utils``, ``import mylib.utils as utils`` or ``import utils``; ``mylib.utils.has_gpu()``
+    after ``import mylib.utils``.
+
+    Only where top-level imports alone bind the called name's root: one import, or for a
+    dotted module, plain ``import mylib...`` statements of which one names that module.
+    """
+    parts = _dotted(func)
+    if parts is None:
+        return None
+    name, function, module = parts[0], parts[-1] if len(parts) > 1 else None, ".".join(parts[:-1])
+    imports: list[ast.Import | ast.ImportFrom] = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom) and any((a.asname or a.name) == name for a in stmt.names):
+            imports.append(stmt)
+        elif not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            found, unsure = _module_bindings_in(stmt, name)
+            if found or unsure:
+                return None
+        elif function is not None and any((a.asname or a.name.split(".")[0]) == name for a in stmt.names):
+            imports.append(stmt)
+        elif function is None and any((a.asname or a.name.split(".")[0]) == name for a in stmt.names):
+            return None
+    if function is None:
+        one = imports[0] if len(imports) == 1 else None
+        return imported_predicate(path, one, name, comparison) if isinstance(one, ast.ImportFrom) else None
+    if len(parts) == 2:
+        # `import mylib.utils as utils`, `import helpers`: the name is the module itself
+        plain = len(imports) == 1 and (
+            isinstance(imports[0], ast.ImportFrom)
+            or any(a.asname == name or a.name == name for a in imports[0].names)
+        )
+        return module_predicate(path, imports[0], name, function, comparison) if plain else None
+    # `import mylib.utils` binds `mylib`, through which `mylib.utils` is reached
+    if not imports or not all(
+        isinstance(stmt, ast.Import)
+        and all(a.asname is None for a in stmt.names if a.name.split(".")[0] == name)
+        for stmt in imports
+    ):
+        return None
+    if not any(a.name == module for stmt in imports for a in stmt.names):
+        return None
+    here = Path(path).resolve()
+    found_file = module_file(here, module, 0)
+    if found_file is None or found_file == here:
+        return None
+    return file_predicate(found_file, function, comparison)
 
 
 # ---------------------------------------------------------------- functions that only trace

@@ -81,3 +81,28 @@ def value_before(name: ast.Name, chain: Sequence[ast.AST]) -> tuple[ast.expr, li
 
 def returns_constant(stmt: ast.stmt, value: bool) -> bool:
     return isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Constant) and stmt.value.value is value
+
+
+def _falsy_return(node: ast.AST) -> bool:
+    """``return``, ``return False``, ``return None``, ``return 0``."""
+    if not isinstance(node, ast.Return):
+        return False
+    return node.value is None or (isinstance(node.value, ast.Constant) and not node.value.value)
+
+
+def last_return_after_falsy_exits(func: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | None:
+    """What a function returns last, where every return before it gives a falsy constant
+    (``try: import triton`` / ``except ImportError: return False``, then ``return
+    jax.default_backend() == "gpu"``): it can be true only where that last value can.
+    None for another shape (a nested function, a generator, any other earlier return)."""
+    body = body_statements(func)
+    last = body[-1] if body else None
+    if len(body) < 2 or not isinstance(last, ast.Return) or last.value is None:
+        return None
+    for stmt in body[:-1]:
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Lambda, ast.ClassDef, *DEFS)):
+                return None
+            if isinstance(node, ast.Return) and not _falsy_return(node):
+                return None
+    return last.value
