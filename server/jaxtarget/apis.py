@@ -94,7 +94,9 @@ class ArgCondition:
     passed with anything but ``None``. The argument is the keyword ``keyword`` or, when
     ``position`` is set, the positional argument at that index. With ``negated`` the
     condition holds unless the argument visibly has the value (an absent argument holds:
-    ``pallas_call`` without ``interpret=True``).
+    ``pallas_call`` without ``interpret=True``). ``set_by`` names calls that give the
+    argument's value to the code they govern where it is not passed (a ``with`` block
+    around the use, a module-level call; semantics/settings_calls.py).
     """
 
     keyword: str
@@ -102,6 +104,8 @@ class ArgCondition:
     text: str
     position: int | None = None
     negated: bool = False
+    #: calls that give the argument to the code they govern (``with force_tpu_interpret_mode():``)
+    set_by: frozenset[str] = frozenset()
 
     @property
     def alternatives(self) -> tuple[Value, ...]:
@@ -136,7 +140,7 @@ class ArgCondition:
     @property
     def names(self) -> frozenset[str]:
         """The public names whose uses the condition reads (enum classes, constructors)."""
-        out: set[str] = set()
+        out: set[str] = set(self.set_by)
         for v in self.alternatives:
             if isinstance(v, Member):
                 out.add(v.cls)

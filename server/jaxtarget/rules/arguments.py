@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from ..apis import AllOf, ArgCondition, ArrayDtype, ArrayRank, Condition, Instance, Member, Value
 from ..platforms import ALL_PLATFORMS
 from ..semantics.module import Module, Reference
+from ..semantics.settings_calls import set_where
 
 PARTIAL = "functools.partial"
 NONE: frozenset[str] = frozenset()
@@ -38,8 +39,9 @@ def condition_platforms(module: Module, ref: Reference, cond: Condition) -> froz
     chain = [*ref.ancestors, ref.node]
     arg = argument(module, ref, cond)
     if arg is None:
-        # not passed: only the absence of a value holds
-        return ALL_PLATFORMS if cond.negated else NONE
+        # not passed: only the absence of a value holds, except where a setter gives it
+        given = set_where(module, ref, cond.set_by) if cond.set_by else NONE
+        return ALL_PLATFORMS - given if cond.negated else given
     if isinstance(arg, ast.Starred):
         return NONE
     match, other = _sides(module, arg, chain, cond, 0)

@@ -312,7 +312,16 @@ ALGORITHMS: tuple[Api, ...] = (
 # ---------------------------------------------------------------- experimental and private entry points
 
 _PALLAS = "jax.experimental.pallas.pallas_call"
-_NOT_INTERPRETED = ArgCondition("interpret", True, "without interpret=True", negated=True)
+#: TPU interpret mode given to the Pallas calls under a `with` block, or in the whole process
+_INTERPRET_SETTERS = frozenset(
+    {
+        "jax.experimental.pallas.tpu.force_tpu_interpret_mode",
+        "jax.experimental.pallas.tpu.set_tpu_interpret_mode",
+    }
+)
+_NOT_INTERPRETED = ArgCondition(
+    "interpret", True, "without interpret=True", negated=True, set_by=_INTERPRET_SETTERS
+)
 _PALLAS_PROBE = (
     "from jax.experimental import pallas as pl\n"
     "def kernel(x_ref, o_ref):\n"
