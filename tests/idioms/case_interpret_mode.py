@@ -23,25 +23,25 @@ def double_kernel(x_ref, o_ref):
     o_ref[...] = x_ref[...] * 2.0
 
 
+def _like(x):
+    return jax.ShapeDtypeStruct(x.shape, x.dtype)
+
+
 def test_kernel_under_interpret_mode():
     x = jnp.arange(8.0)
     with pltpu.force_tpu_interpret_mode():
-        out = pl.pallas_call(double_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+        out = pl.pallas_call(double_kernel, out_shape=_like(x))(x)
     np.testing.assert_allclose(out, np.arange(8.0) * 2)
 
 
 def test_kernel_under_a_mode_that_sets_nothing():
     x = jnp.arange(8.0)
     with pltpu.force_tpu_interpret_mode(None):
-        out = pl.pallas_call(double_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(
-            x
-        )  # expect(cpu): JT003 pallas_call
+        out = pl.pallas_call(double_kernel, out_shape=_like(x))(x)  # expect(cpu): JT003 pallas_call
     np.testing.assert_allclose(out, np.arange(8.0) * 2)
 
 
 def test_kernel_outside_interpret_mode():
     x = jnp.arange(8.0)
-    out = pl.pallas_call(double_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(
-        x
-    )  # expect(cpu): JT003 pallas_call
+    out = pl.pallas_call(double_kernel, out_shape=_like(x))(x)  # expect(cpu): JT003 pallas_call
     np.testing.assert_allclose(out, np.arange(8.0) * 2)

@@ -11,7 +11,7 @@ not parsed) is ``None``: unknown.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from .scopes import FUNCTIONS, SCOPES, declared_globals
 
@@ -112,6 +112,36 @@ def _is_none_assignment(node: ast.AST) -> bool:
     return isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is None
 
 
+def _names_bound(nodes: Iterable[ast.AST]) -> frozenset[str]:
+    """Every name ``_bindings_in`` could find bound among ``nodes`` (a superset, in one walk)."""
+    out: set[str] = set()
+    for node in nodes:
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            out.update(node.names)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            out.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.update(a.asname or a.name.split(".")[0] for a in node.names)
+    return frozenset(out)
+
+
+def _bound_by(holder: ast.AST, key: str, nodes: Callable[[], Iterable[ast.AST]]) -> frozenset[str]:
+    """The names a statement (key ``stmt``) or a scope's body (``body``) may bind, walked once
+    and kept on its node."""
+    memo: dict[str, frozenset[str]] = holder.__dict__.setdefault("_jaxtarget_bound", {})
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _names_bound(nodes())
+    return found
+
+
+def _statement_binds(stmt: ast.stmt) -> frozenset[str]:
+    """The names a top-level statement may bind at module scope (its own nodes)."""
+    return _bound_by(stmt, "stmt", lambda: _walk_own([stmt]))
+
+
 def _module_bindings_in(stmt: ast.stmt, name: str) -> tuple[list[ast.AST], bool]:
     """Module-scope bindings of ``name`` by a top-level statement (with `global` ones in its functions).
 
@@ -121,8 +151,11 @@ def _module_bindings_in(stmt: ast.stmt, name: str) -> tuple[list[ast.AST], bool]
     """
     if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
         return [], False
+    globals_here = declared_globals(stmt)
+    if name not in globals_here and name not in _statement_binds(stmt):
+        return [], False
     found, unsure = _bindings_in(_walk_own([stmt]), name, False)
-    if name in declared_globals(stmt):
+    if name in globals_here:
         for func, above in _scopes_of(stmt):
             if any(isinstance(g, ast.Global) and name in g.names for g in _own_nodes(func)):
                 more, more_unsure = _bindings_in(_own_nodes(func), name, False)
@@ -164,6 +197,17 @@ class Values:
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
         self._bindings: dict[tuple[int, str], object] = {}
+        self._binders: dict[int, dict[str, list[ast.stmt]]] = {}
+
+    def _statements_binding(self, module: ast.Module, name: str) -> list[ast.stmt]:
+        """The top-level statements of ``module`` that may bind ``name`` (an index built once)."""
+        index = self._binders.get(id(module))
+        if index is None:
+            index = self._binders[id(module)] = {}
+            for stmt in module.body:
+                for bound in _statement_binds(stmt) | declared_globals(stmt):
+                    index.setdefault(bound, []).append(stmt)
+        return index.get(name, [])
 
     def _binding(self, scope: ast.AST, name: str) -> object:
         """The one node binding ``name`` in ``scope`` (Assign or def), None if none, _UNKNOWN if unsure."""
@@ -174,7 +218,7 @@ class Values:
             # the module is rebuilt per version; its statements are cached with their chunks
             found: list[ast.AST] = []
             unsure = False
-            for stmt in scope.body:
+            for stmt in self._statements_binding(scope, name):
                 memo: dict[str, tuple[list[ast.AST], bool]] = stmt.__dict__.setdefault(
                     "_jaxtarget_values", {}
                 )
@@ -190,7 +234,11 @@ class Values:
         else:
             memo = scope.__dict__.setdefault("_jaxtarget_values", {})
             if name not in memo:
-                memo[name] = _bindings_in(_own_nodes(scope), name, name in _params(scope))
+                params = _params(scope)
+                if name in params or name in _bound_by(scope, "body", lambda: _own_nodes(scope)):
+                    memo[name] = _bindings_in(_own_nodes(scope), name, name in params)
+                else:
+                    memo[name] = ([], False)
             found, unsure = memo[name]
             declared: list[ast.AST] = [n for n in found if isinstance(n, ast.Global)]
             if declared and not unsure:

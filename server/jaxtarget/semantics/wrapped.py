@@ -11,8 +11,9 @@ from __future__ import annotations
 import ast
 import itertools
 import re
-from collections.abc import Set
+from collections.abc import Sequence, Set
 
+from .scopes import covers
 from .source import SourceView
 from .text import Lines, lines_where, lines_with_words
 from .vocabulary import terminal
@@ -132,30 +133,25 @@ def _is_wrapper(value: ast.expr, ids: Set[int]) -> bool:
     return id(value) in ids
 
 
-def wrapper_aliases(tree: ast.Module, ids: Set[int]) -> set[str]:
-    """The names an assignment binds to a wrapper or to a ``partial`` of one."""
-    return {
-        t.id
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Assign) and _is_wrapper(node.value, ids)
-        for t in node.targets
-        if isinstance(t, ast.Name)
-    }
+def _statements_on(tree: ast.Module, lines: Sequence[int]) -> list[ast.stmt]:
+    """The top-level statements spanning any of ``lines``."""
+    return [stmt for stmt in tree.body if covers(stmt, lines)]
 
 
-def _alias_loads(tree: ast.Module, ids: Set[int], names: Set[str]) -> set[int]:
-    """The loads of ``names`` whose every binding in the module holds a wrapper: assignments
-    of one or of a ``partial`` of one, and imports (``shard_map = partial(shard_map, ...)``
-    reads the imported one). A name also bound any other way is left out."""
-    fine = {
-        id(t)
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Assign) and _is_wrapper(n.value, ids)
-        for t in n.targets
-    }
+def _wrapper_assignments(stmts: Sequence[ast.stmt], ids: Set[int]) -> list[ast.Assign]:
+    """The assignments of a wrapper or of a ``partial`` of one in ``stmts``."""
+    return [n for s in stmts for n in ast.walk(s) if isinstance(n, ast.Assign) and _is_wrapper(n.value, ids)]
+
+
+def _alias_loads(stmts: Sequence[ast.stmt], ids: Set[int], names: Set[str]) -> set[int]:
+    """The loads of ``names`` whose every binding in ``stmts`` (all that spell them) holds a
+    wrapper: assignments of one or of a ``partial`` of one, and imports (``shard_map =
+    partial(shard_map, ...)`` reads the imported one). A name also bound any other way is
+    left out."""
+    fine = {id(t) for n in _wrapper_assignments(stmts, ids) for t in n.targets}
     other: set[str] = set()
     loads: list[ast.Name] = []
-    for node in ast.walk(tree):
+    for node in (n for s in stmts for n in ast.walk(s)):
         if isinstance(node, ast.Name) and node.id in names:
             if isinstance(node.ctx, ast.Load):
                 loads.append(node)
@@ -168,8 +164,8 @@ def _alias_loads(tree: ast.Module, ids: Set[int], names: Set[str]) -> set[int]:
     return {id(n) for n in loads if n.id not in other}
 
 
-#: a line that may bind a name to a wrapper: an assignment, a ``partial(``, a continued argument
-_ASSIGNED = re.compile(r"^[ \t]*\w+[ \t]*=[^=]|partial\(|^[ \t]*[\w.]+[ \t]*,")
+#: a line that may bind a name to a wrapper: an assignment, or an argument continued from one
+_ASSIGNED = re.compile(r"^[ \t]*\w+[ \t]*=[^=]|^[ \t]*[\w.]+[ \t]*,")
 
 
 def with_aliases(
@@ -181,15 +177,18 @@ def with_aliases(
     seen: set[str] = set()
     spelled = set(words)
     for _ in range(_ALIAS_ROUNDS):
-        if not lines_where(text, spelled, _ASSIGNED):
+        assigned = lines_where(text, spelled, _ASSIGNED)
+        if not assigned:
             break
-        names = wrapper_aliases(view.module(), ids)
+        bound = _wrapper_assignments(_statements_on(view.module(), assigned), ids)
+        names = {t.id for n in bound for t in n.targets if isinstance(t, ast.Name)}
         if names <= seen:
             break
         seen |= names
         spelled = names
-        view.ensure(
-            [ln for ln in lines_with_words(text, names) if chunks is None or view.chunk_index(ln) in chunks]
-        )
-        ids = ids | _alias_loads(view.module(), ids, names)
+        spelling = [
+            ln for ln in lines_with_words(text, names) if chunks is None or view.chunk_index(ln) in chunks
+        ]
+        view.ensure(spelling)
+        ids = ids | _alias_loads(_statements_on(view.module(), spelling), ids, names)
     return ids
