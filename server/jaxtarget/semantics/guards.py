@@ -18,7 +18,7 @@ import itertools
 from collections.abc import Sequence
 
 from ..platforms import platforms_of
-from .conditions import ALL, DEFS, NONE, Allowed, Conditions, as_allowed, string_set
+from .conditions import ALL, DEFS, NONE, Allowed, Conditions, Sets, as_allowed, string_set
 from .entry import Entry
 from .values import body_statements, positional_params
 from .vocabulary import (
@@ -105,6 +105,8 @@ class Guards(Conditions):
             return (true & self.falls_through(stmt.body, here)) | (
                 false & self.falls_through(stmt.orelse, here)
             )
+        if isinstance(stmt, ast.Match):
+            return self._match_passes(stmt, chain)
         if isinstance(stmt, ast.Assert):
             return self.sets(stmt.test, chain)[0]
         if isinstance(stmt, ast.Expr) and self.callee(stmt.value) in RAISERS:
@@ -122,6 +124,44 @@ class Guards(Conditions):
                 body |= self.falls_through(handler.body, here)
             return body & self.falls_through(getattr(stmt, "finalbody", []), here)
         return ALL
+
+    def _pattern_sets(self, subject: ast.expr, pattern: ast.pattern, chain: Sequence[ast.AST]) -> Sets:
+        """Where ``pattern`` can match ``subject``, and where it can fail to (``case "gpu":``)."""
+        if isinstance(pattern, ast.MatchValue):
+            return self.sets(ast.Compare(left=subject, ops=[ast.Eq()], comparators=[pattern.value]), chain)
+        if isinstance(pattern, ast.MatchOr):
+            parts = [self._pattern_sets(subject, p, chain) for p in pattern.patterns]
+            return frozenset.union(*(t for t, _ in parts)), frozenset.intersection(*(f for _, f in parts))
+        if isinstance(pattern, ast.MatchAs) and pattern.pattern is None:
+            return ALL, NONE  # `case _:` and a bare capture match anything
+        return ALL, ALL
+
+    def _case_sets(self, match: ast.Match, case: ast.match_case, chain: Sequence[ast.AST]) -> Sets:
+        true, false = self._pattern_sets(match.subject, case.pattern, chain)
+        if case.guard is not None:
+            if_true, if_false = self.sets(case.guard, chain)
+            true, false = true & if_true, false | if_false
+        return true, false
+
+    def case_reach(self, match: ast.Match, case: ast.match_case, chain: Sequence[ast.AST]) -> frozenset[str]:
+        """Platforms on which ``case`` runs: where it matches and no case before it did."""
+        out = ALL
+        for other in match.cases:
+            true, false = self._case_sets(match, other, chain)
+            if other is case:
+                return out & true
+            out &= false
+        return out
+
+    def _match_passes(self, match: ast.Match, chain: Sequence[ast.AST]) -> frozenset[str]:
+        """Platforms on which execution continues after a ``match``: a case that falls
+        through, or no case matching."""
+        out, left = NONE, ALL
+        for case in match.cases:
+            true, false = self._case_sets(match, case, chain)
+            out |= left & true & self.falls_through(case.body, [*chain, match, case])
+            left &= false
+        return out | left
 
     def _helper_passes(self, call: ast.Call, chain: Sequence[ast.AST]) -> frozenset[str] | None:
         """Platforms on which a call of this module's helper comes back (None: not such a helper).
@@ -349,6 +389,10 @@ class Guards(Conditions):
                     out &= true if isinstance(parent.op, ast.And) else false
             elif isinstance(parent, ast.While) and any(c is child for c in parent.body):
                 out &= self.sets(parent.test, above)[0]
+            elif isinstance(parent, ast.match_case) and i > 0 and isinstance(chain[i - 1], ast.Match):
+                match = chain[i - 1]
+                assert isinstance(match, ast.Match)
+                out &= self.case_reach(match, parent, chain[:i])
             elif isinstance(parent, ast.Call) and isinstance(child, ast.Lambda):
                 out &= self.handed_to(parent, child, above)
             elif isinstance(parent, ast.keyword) and isinstance(child, ast.Lambda):

@@ -27,6 +27,8 @@ from .values import positional_params
 _CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp)
 #: builtins that read a table without calling its entries
+#: how many private callers up a function's reach is followed
+_CALLER_DEPTH = 3
 _READERS = frozenset({"sorted", "len", "list", "set", "tuple", "print", "repr", "str", "dict", "keys"})
 #: how many tables a table's entries are followed through (``ALL = NUMERIC + ...``)
 _TABLE_DEPTH = 3
@@ -102,14 +104,25 @@ def through_module_names(module: ModuleUses, ref: Use) -> None:
             pins |= got
         if pins:
             ref.pinned = frozenset(pins)
-    # a test module's helper, or a private function of any module (``_decomposed_polymul``):
-    # its callers are the module's own, and it runs where they call it
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
-        _helper_of_tests(module, stmt) or stmt.name.startswith("_")
-    ):
-        reach = _callers_reach(module, stmt)
+    # a test module's helper, or a private function of any module (``_decomposed_polymul``),
+    # also one defined under a module-level `if`: its callers are the module's own, and it
+    # runs where they call it
+    func = _module_function(chain)
+    if func is not None and (_helper_of_tests(module, func) or func.name.startswith("_")):
+        reach = _callers_reach(module, func)
         if reach is not None:
             ref.allowed = as_allowed(reach if ref.allowed is None else reach & ref.allowed)
+
+
+def _module_function(chain: Sequence[ast.AST]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The function of the module that ``chain`` is in, defined at top level or in a
+    top-level ``if``/``try``/``with`` block (``if CUPY_AVAILABLE: def _solve_gpu(...)``)."""
+    for node in chain[1:]:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return node
+        if not isinstance(node, (ast.If, ast.Try, ast.With)):
+            return None
+    return None
 
 
 def _helper_of_tests(module: ModuleUses, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -119,8 +132,15 @@ def _helper_of_tests(module: ModuleUses, func: ast.FunctionDef | ast.AsyncFuncti
     return is_test_module and not func.name.startswith("test")
 
 
-def _callers_reach(module: ModuleUses, func: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str] | None:
-    """The platforms that reach some use of ``func`` in its module (None: it is never used there)."""
+def _callers_reach(
+    module: ModuleUses, func: ast.FunctionDef | ast.AsyncFunctionDef, seen: frozenset[int] = frozenset()
+) -> frozenset[str] | None:
+    """The platforms that reach some use of ``func`` in its module (None: it is never used there).
+
+    A use inside another private function of the module runs only where that one's own
+    uses do (``_cupy_spsolve`` called from ``_solve_gpu``, called under ``case "gpu":``),
+    followed up to ``_CALLER_DEPTH`` functions.
+    """
     sites = module.uses_of(func.name)
     if not sites:
         return None
@@ -128,6 +148,16 @@ def _callers_reach(module: ModuleUses, func: ast.FunctionDef | ast.AsyncFunction
     for site, above in sites:
         allowed = module.guards.allowed(above, site)
         reach = ALL_PLATFORMS if allowed is None else allowed
+        caller = _module_function(above)
+        if (
+            caller is not None
+            and caller is not func
+            and caller.name.startswith("_")
+            and id(caller) not in seen
+            and len(seen) < _CALLER_DEPTH
+        ):
+            up = _callers_reach(module, caller, seen | {id(func)})
+            reach = reach if up is None else reach & up
         keyed = _dispatch_reach(module, site, above)
         if keyed is None:
             keyed = _registered_reach(module.guards, site, above)
