@@ -10,6 +10,9 @@ reference to a catalogued API in it must stay silent. Read here:
 - a backend test stored in a name is read through up to four names, not five; a device
   stored in a name is a device (``dev.platform``);
 - a string that is not a device's kind is no backend test, whatever it contains;
+  ``"TPU" in kind`` (``"tpu"`` in a lower-cased kind, ``kind.startswith("TPU")``) is true
+  on TPU alone, since every TPU's kind holds it; a longer text or the other case may
+  miss a TPU;
 - a backend compared with a value that cannot be read, or by identity, restricts nothing;
   a device kind is read through the function's own reassignments (``kind = kind.lower()``),
   and a device list through a name;
@@ -321,3 +324,69 @@ def test_an_imported_predicate_is_read_unless_the_module_rebinds_it(check: Check
     rebound = IMPORTED + "\n\non_tpu = lambda: False\nhelpers = None\nmu = None\nmylib = None\n"
     calls = [n for n, line in enumerate(IMPORTED.splitlines(), 1) if "eigvals" in line]
     assert found_lines(check, rebound, "tpu", path) == calls
+
+
+# every TPU's device kind holds "TPU" ("TPU v4", "TPU v5 lite", "TPU7x") and no other
+# platform's does: `"TPU" in kind` is false off TPU and `"TPU" not in kind` false on it;
+# modelled on the tuned-block lookups of Pallas attention kernels (`if "TPU" not in
+# jax.devices()[0].device_kind: return DEFAULT_Q_BLOCK, DEFAULT_KV_BLOCK`)
+KIND_TEXTS = """\
+import jax
+import jax.numpy as jnp
+
+
+def fallback(x):
+    if "TPU" not in jax.devices()[0].device_kind:
+        return jnp.linalg.eig(x)
+    return x
+
+
+def lowered(x):
+    kind = jax.devices()[0].device_kind.lower()
+    if "tpu" not in kind:
+        return jnp.linalg.eig(x)
+    return x
+
+
+def upper(x):
+    if "TPU" not in jax.devices()[0].device_kind.upper().strip():
+        return jnp.linalg.eig(x)
+    return x
+
+
+def wrong_case(x):
+    # "tpu" is in no raw kind, a TPU's included
+    if "tpu" not in jax.devices()[0].device_kind:
+        return jnp.linalg.eig(x)  # found on tpu
+    return x
+
+
+def longer(x):
+    # "TPU v4" is not in a TPU v5's kind
+    if "TPU v4" not in jax.devices()[0].device_kind:
+        return jnp.linalg.eig(x)  # found on tpu
+    return x
+
+
+def starts(x):
+    if not jax.devices()[0].device_kind.startswith("TPU"):
+        return jnp.linalg.eig(x)
+    return x
+
+
+def equal(x):
+    if jax.devices()[0].device_kind != "TPU":
+        return jnp.linalg.eig(x)  # found on tpu
+    return x
+
+
+def tpu_only(q, k, v):
+    if "TPU" in jax.devices()[0].device_kind:
+        return q
+    return jax.nn.dot_product_attention(q, k, v, implementation="cudnn")  # found on cpu
+"""
+
+
+@pytest.mark.parametrize("target", ["cpu", "tpu"])
+def test_tpu_in_a_device_kind_is_true_on_tpu_alone(check: CheckFn, target: str) -> None:
+    assert found_lines(check, KIND_TEXTS, target) == marked_lines(KIND_TEXTS, target)

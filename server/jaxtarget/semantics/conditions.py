@@ -232,28 +232,32 @@ class Conditions:
             and self.is_backend(expr.args[0], chain)
         )
 
-    def is_device_kind(self, node: ast.AST, chain: Sequence[ast.AST], depth: int = 0) -> bool:
-        """Whether ``node`` is a device's kind (``jax.devices()[0].device_kind``, ``"TPU v5 lite"``),
-        as it is or in lower or upper case."""
+    def device_kind_case(self, node: ast.AST, chain: Sequence[ast.AST], depth: int = 0) -> str | None:
+        """Whether ``node`` is a device's kind (``jax.devices()[0].device_kind``, such as
+        ``"TPU v5 lite"``), and in which case: ``"same"``, ``"lower"`` or ``"upper"`` (None:
+        not a device's kind)."""
         if isinstance(node, ast.Attribute) and node.attr == "device_kind":
-            return self._is_device(node.value, chain, depth)
+            return "same" if self._is_device(node.value, chain, depth) else None
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
             and node.func.attr in ("lower", "upper", "strip")
             and not node.args
         ):
-            return self.is_device_kind(node.func.value, chain, depth)
+            inner = self.device_kind_case(node.func.value, chain, depth)
+            return inner if inner is None or node.func.attr == "strip" else node.func.attr
         if isinstance(node, ast.Name) and depth < 4:
             value = self.values.value_of(node, chain) or value_before(node, chain)
-            return value is not None and self.is_device_kind(value[0], value[1], depth + 1)
-        return False
+            return self.device_kind_case(value[0], value[1], depth + 1) if value is not None else None
+        return None
 
     def _kind_compare(
         self, left: ast.expr, op: ast.cmpop, right: ast.expr, chain: Sequence[ast.AST]
     ) -> Sets | None:
         """``"TPU" in kind``, ``"tpu" not in kind.lower()``, ``kind == "TPU v4"``: a kind naming
-        a TPU is a TPU's (only TPUs' kinds start with "TPU"; a GPU's names its model)."""
+        a TPU is a TPU's (only TPUs' kinds start with "TPU"; a GPU's names its model). Every
+        TPU's kind holds "TPU", so ``"TPU" in kind`` (``"tpu"`` in a lower-cased one) is
+        false on the other platforms too; a longer text (``"TPU v4"``) may miss some TPUs."""
         if isinstance(op, (ast.In, ast.NotIn)):
             text, kind = left, right
         elif isinstance(op, (ast.Eq, ast.NotEq)):
@@ -264,10 +268,13 @@ class Conditions:
             return None
         if "tpu" not in text.value.lower():
             return None
-        if not self.is_device_kind(kind, chain):
+        case = self.device_kind_case(kind, chain)
+        if case is None:
             return None
         tpu = frozenset({"tpu"})
-        return (tpu, ALL) if isinstance(op, (ast.In, ast.Eq)) else (ALL, tpu)
+        exact = isinstance(op, (ast.In, ast.NotIn)) and text.value == ("tpu" if case == "lower" else "TPU")
+        true, false = (tpu, ALL - tpu if exact else ALL)
+        return (true, false) if isinstance(op, (ast.In, ast.Eq)) else (false, true)
 
     def _number_compare(
         self, left: ast.expr, op: ast.cmpop, right: ast.expr, chain: Sequence[ast.AST]
@@ -403,13 +410,10 @@ class Conditions:
             values = string_set(test.args[0])
             return (values, ALL - values) if values is not None else (ALL, ALL)
         func = test.func
-        if (  # kind.startswith("TPU")
-            isinstance(func, ast.Attribute)
-            and func.attr == "startswith"
-            and len(test.args) == 1
-            and self._kind_compare(test.args[0], ast.In(), func.value, chain) is not None
-        ):
-            return frozenset({"tpu"}), ALL
+        if isinstance(func, ast.Attribute) and func.attr == "startswith" and len(test.args) == 1:
+            starts = self._kind_compare(test.args[0], ast.In(), func.value, chain)  # kind.startswith("TPU")
+            if starts is not None:
+                return starts
         if isinstance(test.func, ast.Name) and test.func.id in ("any", "all") and len(test.args) == 1:
             arg = test.args[0]
             if isinstance(arg, (ast.GeneratorExp, ast.ListComp)):
