@@ -1,5 +1,9 @@
 """Which conftest.py statements pin the test session's platform, read again when the file changes.
 
+Besides the platform options, the default device set to one named by platform
+(``jax.config.update("jax_default_device", jax.devices("cpu")[0])``) runs every
+uncommitted computation there, the way ``with jax.default_device(...)`` does.
+
 Real files on disk, the real engine on a tpu target (semantics/pins.py).
 """
 
@@ -13,6 +17,7 @@ import pytest
 from jaxtarget.config import Layer, resolve
 from jaxtarget.engine import Engine
 from jaxtarget.environment import load_environment
+from jaxtarget.semantics.source import ChunkCache
 
 TEST = "import jax.numpy as jnp\n\n\ndef test_eig():\n    jnp.linalg.eig(jnp.eye(2))\n"
 
@@ -41,6 +46,15 @@ def _codes(engine: Engine, project: Path) -> list[str]:
         ('import os\n\nos.environ.pop("JAX_PLATFORMS", "cpu")\n', ["JT003"]),
         # an empty value leaves the choice to jax
         ('import os\n\nos.environ["JAX_PLATFORMS"] = ""\n', ["JT003"]),
+        # the default device named by platform (ThomasMullen/diffilqrax tests/test_lqr.py)
+        ('import jax\n\njax.config.update("jax_default_device", jax.devices("cpu")[0])\n', []),
+        ('import jax\n\njax.config.update("jax_default_device", jax.local_devices(backend="cpu")[0])\n', []),
+        ('import jax\n\njax.config.update("jax_default_device", "cpu")\n', []),
+        # a device picked by position, or of the default backend: no platform named
+        ('import jax\n\njax.config.update("jax_default_device", jax.devices()[0])\n', ["JT003"]),
+        ('import jax\n\njax.config.update("jax_default_device", jax.devices("tpu")[0])\n', ["JT003"]),
+        ('import jax\n\njax.config.update("jax_enable_x64", jax.devices("cpu")[0])\n', ["JT003"]),
+        ('import os\n\nos.environ.setdefault("jax_default_device", "cpu")\n', ["JT003"]),
     ],
 )
 def test_only_jaxs_platform_options_pin_the_session(project: Path, conftest: str, codes: list[str]) -> None:
@@ -58,3 +72,22 @@ def test_an_edited_conftest_is_read_again(project: Path) -> None:
     conftest.write_text('import os\n\nos.environ["JAX_PLATFORMS"] = "tpu"\n')
     os.utime(conftest, (2_000_000, 2_000_000))
     assert _codes(engine, project) == ["JT003"]
+
+
+def test_a_module_that_sets_the_default_device_pins_its_own_calls() -> None:
+    engine = Engine(resolve(Layer(target_backends=("tpu",))), load_environment(None))
+    filler = "".join(f"\n\ndef helper_{i}(x):\n    return x + {i}\n" for i in range(40))
+    pinned = (
+        "import jax\nimport jax.numpy as jnp\n\n"
+        'jax.config.update("jax_default_device", jax.devices("cpu")[0])\n' + filler + TEST.split("\n", 1)[1]
+    )
+    for sparse in (False, True):
+        assert (
+            engine.check(pinned, "/project/tests/test_lqr.py", sparse=sparse, cache=ChunkCache()).findings
+            == []
+        )
+        unpinned = pinned.replace('"cpu"', '"tpu"')
+        found = engine.check(
+            unpinned, "/project/tests/test_lqr.py", sparse=sparse, cache=ChunkCache()
+        ).findings
+        assert [f.code for f in found] == ["JT003"]

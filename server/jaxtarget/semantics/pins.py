@@ -31,11 +31,29 @@ def _platform_value(key: ast.expr | None, value: ast.expr | None) -> frozenset[s
     return platforms_of(value.value.split(",")[0].strip()) or None
 
 
+def _default_device(key: ast.expr, value: ast.expr) -> frozenset[str] | None:
+    """``"jax_default_device"`` set to a device named by platform (``jax.devices("cpu")[0]``,
+    ``jax.local_devices(backend="cpu")[0]``) or to a platform's name: every computation
+    whose inputs are not committed elsewhere runs there."""
+    if not (isinstance(key, ast.Constant) and key.value == "jax_default_device"):
+        return None
+    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Call):
+        call = value.value
+        if terminal(call.func) not in ("devices", "local_devices"):
+            return None
+        named = [k.value for k in call.keywords if k.arg == "backend"]
+        value = call.args[0] if call.args else named[0] if named else value
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return platforms_of(value.value) or None
+    return None
+
+
 def module_pin(tree: ast.Module) -> frozenset[str] | None:
     """The platform a module (or a conftest.py) pins the whole process to at import time.
 
     ``jax.config.update("jax_platform_name", "cpu")``, ``jax.config.update("jax_platforms", "cpu")``,
-    ``os.environ["JAX_PLATFORMS"] = "cpu"`` and ``os.environ.setdefault("JAX_PLATFORMS", "cpu")``.
+    ``os.environ["JAX_PLATFORMS"] = "cpu"``, ``os.environ.setdefault("JAX_PLATFORMS", "cpu")``
+    and ``jax.config.update("jax_default_device", jax.devices("cpu")[0])``.
     """
     found: frozenset[str] | None = None
     for stmt in tree.body:
@@ -44,6 +62,8 @@ def module_pin(tree: ast.Module) -> frozenset[str] | None:
             method = call.func.attr if isinstance(call.func, ast.Attribute) else None
             if method in ("update", "setdefault") and len(call.args) == 2:
                 found = _platform_value(call.args[0], call.args[1]) or found
+                if method == "update":
+                    found = _default_device(call.args[0], call.args[1]) or found
         elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target = stmt.targets[0]
             if isinstance(target, ast.Subscript) and terminal(target.value) == "environ":
