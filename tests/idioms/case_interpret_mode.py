@@ -32,16 +32,14 @@ def test_kernel_under_interpret_mode():
 
 def test_kernel_under_a_mode_that_sets_nothing():
     x = jnp.arange(8.0)
+    shape = jax.ShapeDtypeStruct(x.shape, x.dtype)
     with pltpu.force_tpu_interpret_mode(None):
-        out = pl.pallas_call(double_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(
-            x
-        )  # expect(cpu): JT003 pallas_call
+        out = pl.pallas_call(double_kernel, out_shape=shape)(x)  # expect(cpu): JT003 pallas_call
     np.testing.assert_allclose(out, np.arange(8.0) * 2)
 
 
 def test_kernel_outside_interpret_mode():
     x = jnp.arange(8.0)
-    out = pl.pallas_call(double_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(
-        x
-    )  # expect(cpu): JT003 pallas_call
+    shape = jax.ShapeDtypeStruct(x.shape, x.dtype)
+    out = pl.pallas_call(double_kernel, out_shape=shape)(x)  # expect(cpu): JT003 pallas_call
     np.testing.assert_allclose(out, np.arange(8.0) * 2)
