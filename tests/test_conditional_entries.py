@@ -364,3 +364,37 @@ def test_check_and_hover_follow_the_interpreters_jax(
     if venv == "own":
         (finding,) = make_engine(("rocm",), python).check(PALLAS).findings
         assert finding.message.endswith("(lowers on rocm from jax 0.11.2; you have 0.10.2)"), finding.message
+
+
+# a use that passes none of the arguments that limit the API: hover agrees with check
+UNLIMITED = """\
+import jax
+from jax import lax
+from jax.experimental import pallas as pl
+
+
+def kernel(x_ref, o_ref):
+    o_ref[...] = x_ref[...]
+
+
+def run(x, a):
+    out = pl.pallas_call(kernel, out_shape=x, interpret=True)(x)
+    whole = lax.linalg.eigh(a)
+    part = lax.linalg.eigh(a, subset_by_index=(0, 1))
+    return out, whole, part
+"""
+
+
+def test_hover_agrees_with_check_where_no_limiting_argument_is_passed() -> None:
+    engine = make_engine(("cpu",))
+    analysis = engine.check(UNLIMITED)
+    assert [(f.code, f.span.line) for f in analysis.findings] == [("JT003", 13)]
+    assert analysis.module is not None
+    heads = {
+        ref.span.line: hover_markdown(engine, ref, analysis, None).split("\n", 1)[0]
+        for ref in analysis.module.references
+    }
+    lowers = "**✓ Lowers on every target that reaches this line**: only a call"
+    assert heads[11].startswith(f"{lowers} without interpret=True"), heads
+    assert heads[12].startswith(f"{lowers} with subset_by_index"), heads
+    assert heads[13].startswith("**✗ Fails on cpu**"), heads

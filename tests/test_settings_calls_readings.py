@@ -6,7 +6,8 @@ mode. Each source marks the lines where a finding is expected with ``# found``; 
 other ``pallas_call`` in it must stay silent. Read here:
 
 - a setter is recognised by what its load resolves to: the project's own function
-  spelled ``force_tpu_interpret_mode`` sets nothing, jax's imported by name does;
+  spelled ``force_tpu_interpret_mode`` sets nothing, jax's imported by name or under
+  another (``as forced``) does, unless it is given ``None`` (by position or ``params=``);
 - ``pltpu.set_tpu_interpret_mode()`` is in force only where it runs at import: in a
   function (which may never be called) it is not, and a ``with`` block at module level
   is over before any function of the module runs;
@@ -42,6 +43,11 @@ def kernel(x_ref, o_ref):
 #: ``with force_tpu_interpret_mode():`` is then interpreted
 BINDINGS = [
     ("from jax.experimental.pallas.tpu import force_tpu_interpret_mode\n", True),
+    (
+        "from jax.experimental.pallas.tpu import force_tpu_interpret_mode as forced\n"
+        "force_tpu_interpret_mode = forced\n",
+        True,
+    ),
     ("def force_tpu_interpret_mode():\n    return contextlib.nullcontext()\n", False),
     ("force_tpu_interpret_mode = contextlib.nullcontext\n", False),
 ]
@@ -106,3 +112,29 @@ def test_a_guarded_setter_counts_on_the_platforms_it_runs_on(
         + f"\n\ndef run(x, shape):\n    return pl.pallas_call(kernel, out_shape=shape)(x){mark}\n"
     )
     assert found_lines(check, source, target) == marked_lines(source), (target, source)
+
+
+# the setter under another name, and a setter given `None` (by position or as `params=`),
+# which sets nothing
+ARGUMENTS = """\
+from jax.experimental.pallas.tpu import force_tpu_interpret_mode as forced
+
+
+def run(x, shape):
+    with forced():
+        a = pl.pallas_call(kernel, out_shape=shape)(x)
+    with forced(pltpu.InterpretParams()):
+        b = pl.pallas_call(kernel, out_shape=shape)(x)
+    with pltpu.force_tpu_interpret_mode(params=pltpu.InterpretParams()):
+        c = pl.pallas_call(kernel, out_shape=shape)(x)
+    with forced(None):
+        d = pl.pallas_call(kernel, out_shape=shape)(x)  # found
+    with pltpu.force_tpu_interpret_mode(params=None):
+        e = pl.pallas_call(kernel, out_shape=shape)(x)  # found
+    return a, b, c, d, e
+"""
+
+
+def test_a_setter_under_an_alias_and_one_given_none(check: CheckFn) -> None:
+    source = HEAD + "\n" + ARGUMENTS
+    assert found_lines(check, source, "cpu") == marked_lines(source)

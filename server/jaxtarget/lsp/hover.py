@@ -6,7 +6,7 @@ from ..apis import Api
 from ..engine import Analysis, Engine
 from ..platforms import marks_line, marks_table, ordered
 from ..probe import ProbeResult
-from ..rules.registry import ENTRIES, entry_at, rules_for_api
+from ..rules.registry import ENTRIES, holding_entry, rules_for_api
 from ..semantics.module import Reference
 
 
@@ -27,7 +27,8 @@ def verdict(api: Api, engine: Engine, ref: Reference) -> str:
 def hover_markdown(engine: Engine, ref: Reference, analysis: Analysis, probe: ProbeResult | None) -> str:
     """``probe``: the last probe the user ran with this interpreter, if any."""
     module = analysis.module
-    api = entry_at(module, ref, engine.version) if module is not None else ENTRIES[ref.qualname][0]
+    held = holding_entry(module, ref, engine.version) if module is not None else ENTRIES[ref.qualname][0]
+    api = held or ENTRIES[ref.qualname][0]
     signature, doc = engine.environment.resolver.describe(api.qualname)
     cond = f" {api.condition.text}" if api.condition else ""
     lowers = api.platforms(engine.version)
@@ -37,6 +38,9 @@ def hover_markdown(engine: Engine, ref: Reference, analysis: Analysis, probe: Pr
         # no platform runs what this jax lacks: no support table, and the version that has it
         absent = api.absent_text(engine.version)
         head = f"**✗ `{api.display}`{cond} is {absent}**: the call fails on every platform"
+    elif held is None:
+        # the use passes none of the arguments that limit the API (`interpret=True` given)
+        head = f"**✓ Lowers on every target that reaches this line**: only a call{cond} is limited"
     else:
         head = verdict(api, engine, ref)
     parts = [head, f"```python\n{signature or api.qualname}\n```"]

@@ -64,15 +64,21 @@ def rules_for_api(qualname: str) -> list[Rule]:
     return [rule for rule in RULES if any(api.qualname == qualname for api in rule.apis)]
 
 
-def entry_at(module: Module, ref: Reference, version: Version | None = None) -> Api:
+def holding_entry(module: Module, ref: Reference, version: Version | None = None) -> Api | None:
     """The catalog entry that describes a use: among those whose condition holds there, one
     ``version`` of JAX lacks (its use fails everywhere), else the one lowering on the fewest
-    platforms (an unconditioned entry, or the first, when none holds)."""
+    platforms. None when every entry needs an argument the use does not visibly pass
+    (``pallas_call(..., interpret=True)``): nothing limits it."""
     entries = ENTRIES[ref.qualname]
     holding = [a for a in entries if a.condition is None or condition_platforms(module, ref, a.condition)]
     if not holding:
-        return entries[0]
+        return None
     return min(holding, key=lambda a: (a.exists(version), len(a.platforms(None))))
+
+
+def entry_at(module: Module, ref: Reference, version: Version | None = None) -> Api:
+    """``holding_entry``, or the API's first entry when none holds."""
+    return holding_entry(module, ref, version) or ENTRIES[ref.qualname][0]
 
 
 def rule_for_name(text: str) -> Rule | None:

@@ -17,13 +17,15 @@ from collections.abc import Sequence
 
 from ..platforms import ALL_PLATFORMS
 from .module import Module, Reference
+from .scopes import import_aliases
 
 NONE: frozenset[str] = frozenset()
 
 
 def _sets_something(call: ast.Call) -> bool:
-    first = call.args[0] if call.args else None
-    return not (isinstance(first, ast.Constant) and first.value is None)
+    """Not called with ``None`` (``force_tpu_interpret_mode(None)``, ``params=None``)."""
+    given = [*call.args[:1], *(k.value for k in call.keywords if k.arg == "params")]
+    return not any(isinstance(v, ast.Constant) and v.value is None for v in given)
 
 
 def _at_import(above: Sequence[ast.AST]) -> bool:
@@ -37,7 +39,13 @@ def set_where(module: Module, ref: Reference, setters: frozenset[str]) -> frozen
     """The platforms on which one of ``setters`` (public names) is in force at ``ref``."""
     out = NONE
     enclosing = {id(n) for n in ref.ancestors}
-    for word in sorted({q.rsplit(".", 1)[-1] for q in setters}):
+    words = {q.rsplit(".", 1)[-1] for q in setters}
+    # and the names imports give them (`import force_tpu_interpret_mode as forced`)
+    named = {ln for w in words for ln in module.lines_of_word(w)}
+    spelled = sorted(named.intersection(module.lines_of_word("import")))
+    module.view.ensure(spelled)
+    words |= import_aliases(module.view.module(), spelled, frozenset(words))
+    for word in sorted(words):
         loads = [*module.uses_of(word), *module.attribute_uses_of(word)]
         for node, above in loads:
             call = above[-1] if above else None
