@@ -481,3 +481,15 @@ async def test_pyproject_change_refreshes(client: LanguageClient, workspace: Pat
         )
     )
     assert await wait_for_version(client, uri, 1) == []
+
+
+async def test_no_fix_all_where_no_finding_has_an_autofix(client: LanguageClient, workspace: Path) -> None:
+    # JT001 silenced on the line: what is left is JT002, which has no fix fix-all applies
+    uri = (workspace / "only_sharding.py").as_uri()
+    text = "from jax import lax\n\n\ndef send(x):\n    return lax.psend(x, 'i', [(0, 1)])  # jaxtarget: ignore[JT001]\n"
+    open_doc(client, uri, text)
+    diags = await wait_for_version(client, uri, 1)
+    assert [d.code for d in diags] == ["JT002"]
+    assert await _actions(client, uri, [], only=["source.fixAll"]) == []
+    quick = await _actions(client, uri, diags)
+    assert quick and all(a.kind != "source.fixAll.jaxtarget" for a in quick), quick

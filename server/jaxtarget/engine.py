@@ -79,7 +79,7 @@ class Analysis:
             return None
         return next((f for f in self.fixes(finding) if f.kind == v.rule.autofix), None)
 
-    def applicable_fix(self, finding: Finding, unsafe: bool = False) -> Fix | None:
+    def applicable_fix(self, finding: Finding, unsafe: bool) -> Fix | None:
         """The fix `check --fix` applies: the rule's first safe fix (or unsafe, with ``unsafe``)."""
         allowed = ("safe", "unsafe") if unsafe else ("safe",)
         return next((f for f in self.fixes(finding) if f.applicability in allowed), None)
