@@ -7,7 +7,9 @@ Read here:
   An API that no jax release lacks (``jnp.linalg.eig``) is found only if jedi resolves
   it there; the names some release lacks are read from the import statement as well;
 - without jax in the interpreter, the hover of a use has no signature or docstring to
-  show: the public name stands for its signature.
+  show: the public name stands for its signature; a name bound by an import under a
+  switch and by an assignment otherwise is read from the import statements where they
+  agree, and only for the names the rules want.
 
 Modelled on the ``from jax import numpy as jnp`` spelling of google/flax and
 AI-Hypercomputer/maxtext, and a checker run in an editor whose interpreter lacks jax.
@@ -45,3 +47,33 @@ def test_without_jax_a_hover_shows_the_public_name(python_without_jax: str) -> N
     hover = hover_markdown(engine, ref, analysis, None)
     assert hover.startswith("**✗ Fails on cpu** (targets cpu)"), hover
     assert "```python\njax.lax.psend\n```" in hover, hover
+
+
+# a module that imports jax only when a switch is set, and binds the name to something
+# else otherwise (the backend-switching idiom of libraries that run on NumPy or JAX):
+# without jax, the import statements alone say what `lax.psend` is where they agree, and
+# a name no rule wants (`ppermute`) stays unresolved
+SWITCHED = """\
+import os
+
+if os.environ.get("USE_JAX"):
+    from jax import lax
+else:
+    lax = None
+
+
+def send(x):
+    return lax.psend(x, "i", [(0, 1)])
+
+
+def other(x):
+    return lax.ppermute(x, "i", [(0, 1)])
+"""
+
+
+def test_without_jax_an_ambiguous_name_is_read_from_its_imports(python_without_jax: str) -> None:
+    findings = make_engine(("cpu",), python_without_jax).check(SWITCHED, None).findings
+    assert [(f.code, f.span.line, f.resolved_by) for f in findings] == [
+        ("JT001", 10, "imports"),
+        ("JT002", 10, "imports"),
+    ]
