@@ -26,9 +26,9 @@ from .values import positional_params
 
 _CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp)
-#: builtins that read a table without calling its entries
 #: how many private callers up a function's reach is followed
 _CALLER_DEPTH = 3
+#: builtins that read a table without calling its entries
 _READERS = frozenset({"sorted", "len", "list", "set", "tuple", "print", "repr", "str", "dict", "keys"})
 #: how many tables a table's entries are followed through (``ALL = NUMERIC + ...``)
 _TABLE_DEPTH = 3
