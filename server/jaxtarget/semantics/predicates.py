@@ -250,10 +250,10 @@ def project_predicate(
             found, unsure = _module_bindings_in(stmt, name)
             if found or unsure:
                 return None
-        elif function is not None and any((a.asname or a.name.split(".")[0]) == name for a in stmt.names):
+        elif any((a.asname or a.name.split(".")[0]) == name for a in stmt.names):
+            if function is None:
+                return None  # `import helpers; helpers()`: a module is no predicate
             imports.append(stmt)
-        elif function is None and any((a.asname or a.name.split(".")[0]) == name for a in stmt.names):
-            return None
     if function is None:
         one = imports[0] if len(imports) == 1 else None
         return imported_predicate(path, one, name, comparison) if isinstance(one, ast.ImportFrom) else None

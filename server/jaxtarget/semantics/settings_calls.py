@@ -16,10 +16,9 @@ import ast
 from collections.abc import Sequence
 
 from ..platforms import ALL_PLATFORMS
+from .conditions import NONE
 from .module import Module, Reference
 from .scopes import import_aliases
-
-NONE: frozenset[str] = frozenset()
 
 
 def _sets_something(call: ast.Call) -> bool:
