@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import CheckFn, found_lines, marked_lines
+from .conftest import CheckFn, found_lines, make_engine, marked_lines
 
 MODULE_NAME = """\
 import jax.numpy as jnp
@@ -231,6 +231,31 @@ def test_an_exact_predicate_is_false_on_every_other_platform(
     everywhere = [n for n in marked_lines(source, "every target") if n not in marked_lines(source)]
     assert found_lines(check, source, other) == marked_lines(source, "every target")
     assert found_lines(check, source, platform) == everywhere != []
+
+
+MAGMA_WITHOUT_JAX = """\
+import unittest
+
+import jax
+from jax._src.lib import gpu_solver
+
+
+class SchurTest(unittest.TestCase):
+    def test_schur_without_magma(self):
+        if gpu_solver.has_magma():
+            self.skipTest("another test covers MAGMA")
+        jax.scipy.linalg.schur(jax.numpy.eye(3))  # found
+"""
+
+
+def test_without_jax_jaxs_own_magma_probe_is_inexact_too(python_without_jax: str) -> None:
+    # read from the import statement: `jax._src.lib.gpu_solver.has_magma`, which jedi, where
+    # jax is installed, follows to jaxlib's; no MAGMA can be a GPU without it
+    for target in ("cuda", "rocm", "tpu"):
+        findings = make_engine((target,), python_without_jax).check(MAGMA_WITHOUT_JAX, None).findings
+        assert [(f.span.line, f.resolved_by) for f in findings] == [
+            (n, "imports") for n in marked_lines(MAGMA_WITHOUT_JAX)
+        ], target
 
 
 VERSION = """\
