@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from .platforms import Version, parse_version
 from .semantics.jedi_resolver import JediResolver, create_environment
 from .semantics.name_store import NameStore
+from .semantics.resolve_worker import WorkerResolver
 from .semantics.resolver import Resolver, StaticResolver
 
 if TYPE_CHECKING:
@@ -156,15 +157,19 @@ class Environment:
         return parse_version(self.jax_version) if self.jax_version else None
 
 
-_ENVIRONMENTS: dict[str, Environment] = {}
+_ENVIRONMENTS: dict[tuple[str, bool], Environment] = {}
 _ENVIRONMENTS_LOCK = threading.Lock()
 
 
-def load_environment(python: str | None, base: Path | None = None) -> Environment:
-    """Create (once per interpreter) the jedi environment and resolver."""
+def load_environment(python: str | None, base: Path | None = None, isolated: bool = False) -> Environment:
+    """Create (once per interpreter) the jedi environment and resolver.
+
+    ``isolated``: jedi runs in a child process that stops when idle (semantics/resolve_worker.py),
+    for a long-lived process whose memory should not keep what jedi parsed.
+    """
     exe = resolve_interpreter(python, base)
     with _ENVIRONMENTS_LOCK:
-        cached = _ENVIRONMENTS.get(exe)
+        cached = _ENVIRONMENTS.get((exe, isolated))
         if cached is not None:
             return cached
         same = os.path.realpath(exe) == os.path.realpath(sys.executable) and exe == sys.executable
@@ -183,9 +188,10 @@ def load_environment(python: str | None, base: Path | None = None) -> Environmen
         if jax is None:
             resolver = StaticResolver(f"jax is not installed in {exe}; resolved from imports only")
         else:
-            resolver = JediResolver(env, NameStore.for_environment(exe, sys_path, jax.version))
+            store = NameStore.for_environment(exe, sys_path, jax.version)
+            resolver = WorkerResolver(None if same else exe, store) if isolated else JediResolver(env, store)
         result = Environment(exe, resolver, jax.version if jax else None, plugins)
-        _ENVIRONMENTS[exe] = result
+        _ENVIRONMENTS[(exe, isolated)] = result
         return result
 
 

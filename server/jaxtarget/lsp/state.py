@@ -228,7 +228,7 @@ class JaxTargetServer(LanguageServer):
         settings = self.settings_for(uri)
         setting = interpreter_setting(settings)
         try:
-            environment = load_environment(setting)
+            environment = load_environment(setting, isolated=True)
         except InterpreterError as exc:
             environment = self._imports_only(setting, exc)
         return self.engines.engine(settings, environment)
