@@ -7,10 +7,17 @@ real child process and the suite's jax:
 - its answers are jedi's in this process: each spelling of an import, a name some jax
   release lacks, another library's homonym, a name bound two ways, the hover's signature
   and docstring;
-- the child stops once idle and starts again when a name is new; one killed meanwhile is
-  replaced; what it resolved is in the resolved-name store, so a resolver started later
-  answers from the store without a child;
-- the child of a language server ends with the server.
+- the child stops once idle and starts again when a name is new, and requests closer
+  together than the idle time are served by one child; one killed meanwhile, or whose
+  answer cannot be read, is replaced; what it resolved is in the resolved-name store, so
+  a resolver started later answers from the store without a child; a description once
+  given needs no child;
+- where no child can answer (an interpreter jedi cannot use, none to start) nothing is
+  resolved, nothing raises and nothing is kept;
+- the engine reads the child's answers as jedi's (``resolved_by``), and the child of a
+  language server ends with the server.
+
+The child's output is buffered, as without ``PYTHONUNBUFFERED``.
 """
 
 from __future__ import annotations
@@ -20,12 +27,16 @@ import os
 import select
 import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
+from jaxtarget.config import Layer, resolve
+from jaxtarget.engine import Engine
+from jaxtarget.environment import load_environment
 from jaxtarget.semantics.jedi_resolver import JediResolver
 from jaxtarget.semantics.name_store import NameStore
 from jaxtarget.semantics.resolve_worker import WorkerResolver
@@ -61,6 +72,12 @@ else:
 eig(1)
 """
 SPOTS = [Spot(8, 0, "jax.numpy.linalg.eig")]
+
+
+@pytest.fixture(autouse=True)
+def _buffered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child's output buffered, as an interpreter started without PYTHONUNBUFFERED has it."""
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
 
 
 def _store(folder: Path) -> NameStore:
@@ -117,8 +134,92 @@ def test_the_child_stops_when_idle_and_is_started_again(tmp_path: Path) -> None:
         assert worker.resolve(QUERIES[2:3], WANTED) == ["jax.scipy.linalg.schur"]
         second = worker.worker_pid
         assert second is not None and second != first
+        assert _exited(worker) == 0  # the next child stops when idle too
+        assert worker.worker_pid is None
     finally:
         worker.close()
+
+
+def _fresh(i: int) -> Query:
+    """A query no resolver has answered: the module imported under a new name."""
+    return Query(Binding("from", "jax", "lax", f"lax_{i}"), f"lax_{i}.psend")
+
+
+def test_a_child_in_use_keeps_running(tmp_path: Path) -> None:
+    """Requests closer together than the idle time are served by one child, which stops
+    once they end."""
+    worker = WorkerResolver(None, None, idle_seconds=1.5)
+    try:
+        assert worker.resolve([_fresh(0)], WANTED) == ["jax.lax.psend"]
+        child = worker.worker_pid
+        assert child is not None
+        end = time.monotonic() + 4.0  # more than twice the idle time
+        i = 1
+        while time.monotonic() < end:
+            assert worker.resolve([_fresh(i)], WANTED) == ["jax.lax.psend"]
+            assert worker.worker_pid == child, i
+            time.sleep(0.1)
+            i += 1
+        assert _exited(worker) == 0
+    finally:
+        worker.close()
+
+
+def test_held_descriptions_and_unstored_modules(tmp_path: Path) -> None:
+    # only numpy's queries are kept in this store: a jax query is asked of the child
+    worker = WorkerResolver(None, NameStore(tmp_path / "names.json", frozenset({"numpy"})))
+    try:
+        assert worker.resolve(QUERIES[:1], WANTED) == ["jax.lax.psend"]
+        described = worker.describe("jax.scipy.linalg.schur")
+        assert described[0].startswith("schur(")
+        worker.close()
+        assert worker.describe("jax.scipy.linalg.schur") == described  # held: no child started
+        assert worker.worker_pid is None and worker._process is None
+    finally:
+        worker.close()
+
+
+def test_a_broken_pipe_is_a_new_child(tmp_path: Path) -> None:
+    worker = WorkerResolver(None, None)
+    try:
+        assert worker.resolve([_fresh(0)], WANTED) == ["jax.lax.psend"]
+        first = worker._process
+        assert first is not None and first.stdout is not None
+        first.stdout.close()  # the answer cannot be read: the request goes to a new child
+        assert worker.resolve([_fresh(1)], WANTED) == ["jax.lax.psend"]
+        assert worker.worker_pid not in (None, first.pid)
+        assert first.poll() is not None  # the first one was stopped, not left behind
+    finally:
+        worker.close()
+
+
+def test_without_a_child_nothing_is_resolved_and_nothing_raises(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # an interpreter jedi cannot use: the child ends at once, twice per request
+    broken = WorkerResolver("/nonexistent/python", None)
+    assert broken.resolve(QUERIES[:2], WANTED) == [None, None]
+    assert broken.resolve_in_file(TWO_WAYS, None, SPOTS, WANTED) == [None]
+    assert broken.describe("jax.scipy.linalg.schur") == ("", "")
+    assert broken.worker_pid is None
+    # no answer was kept: a working child answers the same queries later
+    broken.python = None
+    try:
+        assert broken.resolve(QUERIES[:2], WANTED) == ["jax.lax.psend", "jax.lax.psend"]
+    finally:
+        broken.close()
+    # no interpreter to start at all: said once in the log
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
+    unstartable = WorkerResolver(None, None)
+    assert unstartable.resolve(QUERIES[:1], WANTED) == [None]
+    assert unstartable.describe("jax.lax.psend") == ("", "")
+    assert "cannot start the resolution process" in caplog.text
+
+
+def test_the_engine_reads_the_childs_answers_as_jedis() -> None:
+    engine = Engine(resolve(Layer(target_backends=("tpu",))), load_environment(None, isolated=True))
+    findings = engine.check("import jax\n\njax.scipy.linalg.schur(jax.numpy.eye(2))\n", None).findings
+    assert [(f.code, f.span.line, f.resolved_by) for f in findings] == [("JT003", 3, "jedi")]
 
 
 def test_a_killed_child_is_replaced(tmp_path: Path) -> None:

@@ -7,11 +7,13 @@ the system when jedi drops the trees. ``WorkerResolver`` asks a child process ru
 do not cover a request, and stopped once it has been idle for ``idle_seconds``: the
 server's own memory stays what a later start, whose names all come from the store, needs.
 
-The child speaks one JSON object per line on its standard input and output. It writes the
-store itself, so the next start finds what it resolved. A child that dies or answers
-something unreadable is started again once per request; if that fails too, the request's
-names stay unresolved and are not remembered (the next request asks again). The child
-exits when its standard input closes, so it never outlives the server.
+The child speaks one JSON object per line on its standard input and output, and finds
+jaxtarget and jedi as the server did (the same interpreter, the same ``PYTHONPATH``). It
+writes the store itself, so the next start finds what it resolved. A child that dies or
+answers something unreadable is started again once per request; if that fails too, the
+request's names stay unresolved and are not remembered (the next request asks again). A
+request the child could not serve (``"ok": false``) is unresolved and leaves it running.
+The child exits when its standard input closes, so it never outlives the server.
 
     python -m jaxtarget.semantics.resolve_worker
 """
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import subprocess
 import sys
 import threading
@@ -131,6 +132,7 @@ class WorkerResolver:
             reply = self._ask({"op": "describe", "name": qualname})
             if (
                 reply is None
+                or not reply.get("ok")
                 or not isinstance(reply.get("signature"), str)
                 or not isinstance(reply.get("doc"), str)
             ):
@@ -203,7 +205,6 @@ class WorkerResolver:
                 text=True,
                 encoding="utf-8",
                 errors="surrogateescape",
-                env={**os.environ, "PYTHONPATH": _own_path()},
             )
         except OSError as exc:
             log.warning("cannot start the resolution process: %s", exc)
@@ -237,14 +238,8 @@ class WorkerResolver:
                 process.stdout.close()
 
 
-def _own_path() -> str:
-    """PYTHONPATH that finds this jaxtarget first, as the running server does."""
-    here = str(Path(__file__).resolve().parents[2])
-    rest = os.environ.get("PYTHONPATH", "")
-    return os.pathsep.join([here, rest]) if rest else here
-
-
 def _exchange(process: subprocess.Popen[str], request: dict[str, Any]) -> dict[str, Any] | None:
+    """The child's reply (None: it could not be asked, or answered nothing readable)."""
     stdin: IO[str] | None = process.stdin
     stdout: IO[str] | None = process.stdout
     if stdin is None or stdout is None:
@@ -259,11 +254,11 @@ def _exchange(process: subprocess.Popen[str], request: dict[str, Any]) -> dict[s
         reply = json.loads(line)
     except ValueError:
         return None
-    return reply if isinstance(reply, dict) and reply.get("ok") else None
+    return reply if isinstance(reply, dict) else None
 
 
 def _answers(reply: dict[str, Any] | None, count: int) -> list[str | None] | None:
-    if reply is None:
+    if reply is None or not reply.get("ok"):
         return None
     answers = reply.get("answers")
     if not isinstance(answers, list) or len(answers) != count:
