@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from .name_store import NameStore
+from .name_store import NameStore, unanswered
 from .resolver import Query, Spot
 
 if TYPE_CHECKING:
@@ -134,29 +134,13 @@ class JediResolver:
     ) -> list[str | None]:
         lacking &= wanted
         with self._lock:
-            missing = [q for q in dict.fromkeys(queries) if (q, wanted, lacking) not in self._cache]
-            if missing and self.store is not None:
-                missing = self._from_store(self.store, missing, wanted, lacking)
+            missing = unanswered(queries, wanted, lacking, self._cache, self.store)
             if missing:
                 self._jedi_raised = False
                 self._resolve_batch(missing, wanted, lacking)
                 if self.store is not None and not self._jedi_raised:
                     self._to_store(self.store, missing, wanted, lacking)
             return [self._cache[(q, wanted, lacking)] for q in queries]
-
-    def _from_store(
-        self, store: NameStore, queries: list[Query], wanted: frozenset[str], lacking: frozenset[str]
-    ) -> list[Query]:
-        """Answer what the store holds; the queries still to ask jedi."""
-        left = []
-        for q in queries:
-            key = store.key(q, wanted, lacking)
-            found, answer = store.lookup(key) if key is not None else (False, None)
-            if found:
-                self._cache[(q, wanted, lacking)] = answer
-            else:
-                left.append(q)
-        return left
 
     def _to_store(
         self, store: NameStore, queries: list[Query], wanted: frozenset[str], lacking: frozenset[str]

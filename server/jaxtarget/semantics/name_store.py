@@ -127,6 +127,24 @@ class NameStore:
             self._wanted_ids[(wanted, lacking)] = wanted_id
         return f"{wanted_id} {binding.statement()} {query.dotted}"
 
+    def answer(
+        self,
+        queries: list[Query],
+        wanted: frozenset[str],
+        lacking: frozenset[str],
+        into: dict[tuple[Query, frozenset[str], frozenset[str]], str | None],
+    ) -> list[Query]:
+        """Put the answers held for ``queries`` into ``into``; the queries still to ask jedi."""
+        left = []
+        for q in queries:
+            key = self.key(q, wanted, lacking)
+            found, answer = self.lookup(key) if key is not None else (False, None)
+            if found:
+                into[(q, wanted, lacking)] = answer
+            else:
+                left.append(q)
+        return left
+
     def lookup(self, key: str) -> tuple[bool, str | None]:
         """(found, answer): an answer of None is a stored "none of the wanted names"."""
         with self._lock:
@@ -169,3 +187,16 @@ class NameStore:
         if not isinstance(data, dict):
             return {}
         return {k: v for k, v in data.items() if isinstance(k, str) and (v is None or isinstance(v, str))}
+
+
+def unanswered(
+    queries: Sequence[Query],
+    wanted: frozenset[str],
+    lacking: frozenset[str],
+    cache: dict[tuple[Query, frozenset[str], frozenset[str]], str | None],
+    store: NameStore | None,
+) -> list[Query]:
+    """The queries (once each) that neither ``cache`` nor ``store`` answers; the store's
+    answers are put into the cache."""
+    missing = [q for q in dict.fromkeys(queries) if (q, wanted, lacking) not in cache]
+    return store.answer(missing, wanted, lacking, cache) if missing and store is not None else missing

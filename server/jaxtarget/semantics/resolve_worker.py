@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from .name_store import NameStore
+from .name_store import NameStore, unanswered
 from .resolver import Binding, Query, Spot
 
 log = logging.getLogger("jaxtarget")
@@ -81,9 +81,7 @@ class WorkerResolver:
     ) -> list[str | None]:
         lacking &= wanted
         with self._lock:
-            missing = [q for q in dict.fromkeys(queries) if (q, wanted, lacking) not in self._cache]
-            if missing and self.store is not None:
-                missing = self._from_store(self.store, missing, wanted, lacking)
+            missing = unanswered(queries, wanted, lacking, self._cache, self.store)
             if missing:
                 reply = self._ask(
                     {
@@ -140,21 +138,6 @@ class WorkerResolver:
             described = (reply["signature"], reply["doc"])
             self._described[qualname] = described
             return described
-
-    # ---------------------------------------------------------------- the store
-
-    def _from_store(
-        self, store: NameStore, queries: list[Query], wanted: frozenset[str], lacking: frozenset[str]
-    ) -> list[Query]:
-        left = []
-        for q in queries:
-            key = store.key(q, wanted, lacking)
-            found, answer = store.lookup(key) if key is not None else (False, None)
-            if found:
-                self._cache[(q, wanted, lacking)] = answer
-            else:
-                left.append(q)
-        return left
 
     # ---------------------------------------------------------------- the child
 
