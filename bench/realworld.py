@@ -5,8 +5,9 @@ repository, commit and path, with the findings a careful reader expects for each
 target (see ``bench/realworld/README.md`` for the judging rule). No third-party
 code is stored in this project: the script reads each file at its pinned commit
 from a local copy, writes it under a temporary folder keeping its repository-
-relative path, runs ``jaxtarget check --format json`` once per target over all
-files, and compares the findings with the expected ones.
+relative path (beside every other Python file of the repository at that commit, which a
+check of the whole repository could read), runs ``jaxtarget check --format json`` once
+per target over the listed files, and compares the findings with the expected ones.
 
 A local copy of a repository is either
 
@@ -36,11 +37,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import io
 import json
 import os
 import re
 import subprocess
 import sys
+import tarfile
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -256,6 +259,37 @@ def context_files(
     return out
 
 
+#: the largest project file written beside the checked ones (the checker reads no larger one)
+_MAX_PROJECT_BYTES = 2 * 1024 * 1024
+
+
+def project_files(entry: Entry, mirror: Path | None, checkout: Path | None) -> dict[str, bytes]:
+    """Every Python file of the repository at the pinned commit: a check of the whole
+    repository could read any of them (whether another module names a private function)."""
+    git_dir, plain = find_sources(entry.repo, mirror, checkout)
+    out: dict[str, bytes] = {}
+    if git_dir is not None:
+        archive = subprocess.run(
+            ["git", "--git-dir", str(git_dir), "archive", "--format=tar", entry.commit],
+            capture_output=True,
+            check=False,
+        )
+        if archive.returncode == 0:
+            with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+                for member in tar:
+                    if member.isfile() and member.name.endswith(".py") and member.size <= _MAX_PROJECT_BYTES:
+                        data = tar.extractfile(member)
+                        if data is not None:
+                            out[os.path.normpath(member.name)] = data.read()
+            return out
+    if plain is not None:
+        for path in plain.rglob("*.py"):
+            rel = path.relative_to(plain)
+            if ".git" not in rel.parts and path.is_file() and path.stat().st_size <= _MAX_PROJECT_BYTES:
+                out[rel.as_posix()] = path.read_bytes()
+    return out
+
+
 # ---------------------------------------------------------------- running the tool
 
 
@@ -389,6 +423,7 @@ def main(argv: list[str] | None = None) -> int:
         work.mkdir(parents=True, exist_ok=True)
         ready: list[Entry] = []
         skipped: list[tuple[Entry, str]] = []
+        written: set[tuple[str, str]] = set()
         for entry in entries:
             data, reason = read_source(entry, args.mirror, args.checkout_dir)
             if data is None:
@@ -403,6 +438,13 @@ def main(argv: list[str] | None = None) -> int:
                 if not context.exists():
                     context.parent.mkdir(parents=True, exist_ok=True)
                     context.write_bytes(extra)
+            if (entry.repo, entry.commit) not in written:
+                written.add((entry.repo, entry.commit))
+                for rel, extra in project_files(entry, args.mirror, args.checkout_dir).items():
+                    other = work / _slug(entry.repo) / rel
+                    if not other.exists():
+                        other.parent.mkdir(parents=True, exist_ok=True)
+                        other.write_bytes(extra)
             entry.lines = data.decode("utf-8", errors="replace").splitlines()
             ready.append(entry)
 

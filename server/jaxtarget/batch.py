@@ -114,7 +114,7 @@ def _work(task: tuple[str, int]) -> tuple[FileResult, str, bool]:
         gc.collect()
         gc.freeze()
     changed = bool(result.fixed) or bool(diffs) or (result.error or "").startswith("fixes not applied")
-    return result, "".join(diffs), not changed
+    return result, "".join(diffs), result.cacheable and not changed
 
 
 def workers_for(misses: int, jobs: int | None) -> int:

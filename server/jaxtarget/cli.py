@@ -272,6 +272,7 @@ def _check_file(path: Path, engine: Engine, args: argparse.Namespace, diffs: lis
         source=analysis.source,
         note=analysis.note,
         fixed=fixed,
+        cacheable=analysis.module is None or not analysis.module.reads_project,
     )
 
 

@@ -36,6 +36,8 @@ class FileResult:
     cells: Sequence[int] = ()
     #: for a notebook, the cell of the error
     error_cell: int | None = None
+    #: False where the result depends on other files than this one (it is not cached)
+    cacheable: bool = True
 
     def cell(self, index: int) -> int | None:
         """The notebook cell of finding ``index`` (None for a module)."""

@@ -158,6 +158,8 @@ class Module:
     _guards: Guards | None = None
     #: the platform the project's conftest.py pins test processes to (None: none)
     project_pin: frozenset[str] | None = None
+    #: whether a reading looked at the project's other files (`check` then does not cache the result)
+    reads_project: bool = False
     #: the user's guard predicates: public name -> platforms where a true result can happen
     predicates: dict[str, frozenset[str]] = field(default_factory=dict)
     #: where each API the rules know lowers, for capability probes (public name -> platforms)

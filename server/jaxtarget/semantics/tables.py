@@ -22,6 +22,7 @@ from . import uses
 from .conditions import Allowed, as_allowed
 from .entry import Entry
 from .guards import Guards
+from .project_names import spelled_elsewhere
 from .values import positional_params
 
 _CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
@@ -38,6 +39,9 @@ _GROWERS = frozenset({"keys", "__len__", "append", "extend", "insert", "index", 
 
 class ModuleUses(Protocol):
     """What the table reading needs of a module's facts."""
+
+    #: set when a reading looked at the project's other files
+    reads_project: bool
 
     @property
     def guards(self) -> Guards: ...
@@ -135,7 +139,8 @@ def _helper_of_tests(module: ModuleUses, func: ast.FunctionDef | ast.AsyncFuncti
 def _callers_reach(
     module: ModuleUses, func: ast.FunctionDef | ast.AsyncFunctionDef, seen: frozenset[int] = frozenset()
 ) -> frozenset[str] | None:
-    """The platforms that reach some use of ``func`` in its module (None: it is never used there).
+    """The platforms that reach some use of ``func`` in its module (None: it is never used
+    there, and may be elsewhere; empty: it never runs, ``_never_run``).
 
     A use inside another private function of the module runs only where that one's own
     uses do (``_cupy_spsolve`` called from ``_solve_gpu``, called under ``case "gpu":``),
@@ -143,7 +148,7 @@ def _callers_reach(
     """
     sites = module.uses_of(func.name)
     if not sites:
-        return None
+        return frozenset() if _never_run(module, func) else None
     out: frozenset[str] = frozenset()
     for site, above in sites:
         allowed = module.guards.allowed(above, site)
@@ -163,6 +168,18 @@ def _callers_reach(
             keyed = _registered_reach(module.guards, site, above)
         out |= reach if keyed is None else reach & keyed
     return out
+
+
+def _never_run(module: ModuleUses, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A private function that nothing can run: no decorator registers it, its module spells
+    its name nowhere but in its ``def``, and no other file of the project spells it
+    (``_flash_attention_fwd`` left over beside the kernel actually used)."""
+    if not func.name.startswith("_") or func.name.startswith("__") or func.decorator_list:
+        return False
+    if any(line != func.lineno for line in module.lines_of_word(func.name)):
+        return False
+    module.reads_project = True
+    return spelled_elsewhere(module.path, func.name) is False
 
 
 def _registered_reach(g: Guards, site: ast.AST, above: Sequence[ast.AST]) -> frozenset[str] | None:

@@ -1,0 +1,109 @@
+"""Whether another file of the project spells a name.
+
+A private function that its own module never uses may still be imported by another module
+of the project (``from .attention import _flash_fwd``), or named in a string there
+(``getattr(kernels, "_flash_fwd")``). Only where no other Python file of the project spells
+its name, as a whole word, is it known to run nowhere. The project is the folder of the
+nearest ``pyproject.toml``, ``setup.py`` or ``setup.cfg`` above the file; its Python files
+are those ``check`` would walk (no virtual environments, VCS or tool-cache folders).
+Without such a folder, or with more than ``MAX_FILES`` files to read, nothing is known.
+
+The walk of a project is kept for ``WALK_SECONDS`` and an answer for as long as no file
+of the project changed (the files' count, sizes and modification times).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..files import discover
+
+#: what marks a project's root folder
+ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
+#: a project with more Python files than this is not searched
+MAX_FILES = 5000
+#: a file larger than this is not read (generated code, data)
+MAX_BYTES = 2 * 1024 * 1024
+#: how long a project's walk is reused (a check of many files walks it once)
+WALK_SECONDS = 2.0
+
+
+def project_folder(path: Path) -> Path | None:
+    """The nearest folder above ``path`` that holds a project marker (None: none)."""
+    for folder in path.parents:
+        if any((folder / marker).is_file() for marker in ROOT_MARKERS):
+            return folder
+    return None
+
+
+@dataclass(frozen=True)
+class _Walk:
+    at: float
+    #: (file, size, modification time) of each Python file; None: too many to read
+    files: tuple[tuple[Path, int, int], ...] | None
+
+
+_WALKS: dict[Path, _Walk] = {}
+_ANSWERS: dict[tuple[Path, Path, str], tuple[tuple[tuple[Path, int, int], ...], bool]] = {}
+_LOCK = threading.Lock()
+
+
+def _walk(root: Path) -> tuple[tuple[Path, int, int], ...] | None:
+    now = time.monotonic()
+    with _LOCK:
+        held = _WALKS.get(root)
+        if held is not None and now - held.at < WALK_SECONDS:
+            return held.files
+    found: list[tuple[Path, int, int]] = []
+    files: tuple[tuple[Path, int, int], ...] | None = None
+    for path in discover([root]):
+        if len(found) >= MAX_FILES:
+            break
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        found.append((path, stat.st_size, stat.st_mtime_ns))
+    else:
+        files = tuple(found)
+    with _LOCK:
+        _WALKS[root] = _Walk(now, files)
+    return files
+
+
+def spelled_elsewhere(path: str | None, name: str) -> bool | None:
+    """Whether a Python file of the project other than ``path`` spells ``name`` as a word
+    (None: unknown, for a file outside any project or a project too large to read)."""
+    if path is None:
+        return None
+    here = Path(path).resolve()
+    root = project_folder(here)
+    if root is None:
+        return None
+    files = _walk(root)
+    if files is None:
+        return None
+    key = (root, here, name)
+    with _LOCK:
+        held = _ANSWERS.get(key)
+    if held is not None and held[0] == files:
+        return held[1]
+    word = re.compile(rb"(?<![\w])" + re.escape(name.encode()) + rb"(?![\w])")
+    spelled = False
+    for file, size, _ in files:
+        if size > MAX_BYTES or file == here:
+            continue
+        try:
+            data = file.read_bytes()
+        except OSError:
+            return None  # a file that cannot be read may name it
+        if word.search(data):
+            spelled = True
+            break
+    with _LOCK:
+        _ANSWERS[key] = (files, spelled)
+    return spelled
