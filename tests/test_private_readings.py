@@ -76,7 +76,10 @@ def test_private_functions_nothing_runs_are_not_reported(check: CheckFn, tmp_pat
     ("where", "text"),
     [
         ("import", "from pkg.ring import _flash_fwd, _left_over\n"),
-        ("string", "import pkg.ring\n\nFWD = getattr(pkg.ring, '_flash_fwd'), getattr(pkg.ring, '_left_over')\n"),
+        (
+            "string",
+            "import pkg.ring\n\nFWD = getattr(pkg.ring, '_flash_fwd'), getattr(pkg.ring, '_left_over')\n",
+        ),
         ("script", "from pkg import ring\n\nring._flash_fwd(1)\nring._left_over(1)\n"),
     ],
 )
