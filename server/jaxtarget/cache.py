@@ -5,8 +5,9 @@ the result. The key covers everything the result depends on: the file's bytes, t
 file's path and the conftest.py pin above it, the settings that affect analysis (the
 settings table's ``analysis`` column), the interpreter and its jax version and PJRT
 plugins, the targets ``auto`` expands to, and jaxtarget itself (version and the
-fingerprint of its own modules), Python and jedi. Entries of files that are gone are
-dropped when the cache is saved.
+fingerprint of its own modules), Python and jedi. A result whose analysis read the
+project's other files (``Module.reads_project``) is not stored. Entries of files that are
+gone are dropped when the cache is saved.
 
 The entries are one JSON file, written whole to a temporary file that is renamed over
 the old one (``os.replace``): two runs sharing the cache each read a complete file and
