@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from jaxtarget.semantics import project_names
+
 from .conftest import CheckFn, marked_lines, run_cli
 
 RING = """\
@@ -147,3 +149,41 @@ def test_a_result_that_read_other_files_is_not_cached(tmp_path: Path) -> None:
     assert found() == ["pkg/ring.py:21:15:"]
     (tmp_path / "pkg" / "user.py").unlink()
     assert found() == []
+
+
+def test_a_project_too_large_or_a_file_too_big_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = _project(tmp_path, RING)
+    (tmp_path / "pkg" / "user.py").write_text("from pkg.ring import _left_over\n")
+    assert project_names.spelled_elsewhere(str(module), "_left_over") is True
+    assert project_names.spelled_elsewhere(str(module), "_flash_fwd") is False
+    assert project_names.spelled_elsewhere(None, "_flash_fwd") is None
+    monkeypatch.setattr(project_names, "WALK_SECONDS", 0.0)
+    big = tmp_path / "pkg" / "generated.py"
+    big.write_text("from pkg.ring import _kernel\n")
+    assert project_names.spelled_elsewhere(str(module), "_kernel") is True
+    big.write_text("from pkg.ring import _kernel\n" + "# generated\n" * 20)
+    monkeypatch.setattr(project_names, "MAX_BYTES", 100)
+    assert project_names.spelled_elsewhere(str(module), "_kernel") is False  # generated.py is not read
+    monkeypatch.setattr(project_names, "MAX_FILES", 3)  # __init__.py, ring.py, user.py, generated.py
+    assert project_names.spelled_elsewhere(str(module), "_flash_fwd") is None
+
+
+def test_the_walk_is_kept_for_a_while_and_an_answer_while_no_file_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = _project(tmp_path, RING)
+    user = tmp_path / "pkg" / "user.py"
+    user.write_text("import pkg.ring\n")
+    monkeypatch.setattr(project_names, "WALK_SECONDS", 3600.0)
+    assert project_names.spelled_elsewhere(str(module), "_flash_fwd") is False
+    assert project_names.spelled_elsewhere(str(module), "_flash_fwd") is False  # the answer held
+    (tmp_path / "pkg" / "late.py").write_text("from pkg.ring import _flash_fwd\n")
+    assert project_names.spelled_elsewhere(str(module), "_flash_fwd") is False  # the walk is kept
+    monkeypatch.setattr(project_names, "WALK_SECONDS", 0.0)
+    assert project_names.spelled_elsewhere(str(module), "_flash_fwd") is True  # walked again
+    (tmp_path / "pkg" / "late.py").unlink()
+    assert project_names.spelled_elsewhere(str(module), "_flash_fwd") is False
+    user.write_text("import pkg.ring as r\nr._flash_fwd\n")  # a file changed: searched again
+    assert project_names.spelled_elsewhere(str(module), "_flash_fwd") is True
