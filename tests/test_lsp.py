@@ -493,3 +493,29 @@ async def test_no_fix_all_where_no_finding_has_an_autofix(client: LanguageClient
     assert await _actions(client, uri, [], only=["source.fixAll"]) == []
     quick = await _actions(client, uri, diags)
     assert quick and all(a.kind != "source.fixAll.jaxtarget" for a in quick), quick
+
+
+async def test_a_document_analysed_long_ago_still_answers_hover_and_code_actions(
+    client: LanguageClient, workspace: Path
+) -> None:
+    """Beyond the documents analysed most recently, the server drops an analysis once its
+    diagnostics are out (HOT_DOCUMENTS); a request on such a document computes it again,
+    with the same findings, so the published diagnostics still get their quick fixes."""
+    from jaxtarget.lsp.state import HOT_DOCUMENTS
+
+    first = (workspace / "first.py").as_uri()
+    open_doc(client, first, PAIR)
+    published = await wait_for_version(client, first, 1)
+    for i in range(HOT_DOCUMENTS + 2):
+        uri = (workspace / f"other_{i}.py").as_uri()
+        open_doc(client, uri, PAIR)
+        await wait_for_version(client, uri, 1)
+    actions = await _actions(client, first, [published[0]])
+    fixes = [a for a in actions if "ppermute" in a.title]
+    assert fixes, [a.title for a in actions]
+    assert 'lax.ppermute(x, "i", [(0, 1)])' in await _apply(client, fixes[0], PAIR)
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(first), published[0].range.start)
+    )
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    assert "psend" in hover.contents.value and "cuda" in hover.contents.value

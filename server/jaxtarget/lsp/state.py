@@ -7,6 +7,7 @@ import contextlib
 import logging
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,6 +37,9 @@ from .protocol import JaxTargetProtocol, pulls_diagnostics
 log = logging.getLogger("jaxtarget")
 
 DEBOUNCE_SECONDS = 0.15
+#: documents whose analysis (and parsed chunks) the server keeps; another one's are dropped
+#: once its diagnostics are out, and computed again when a request needs them
+HOT_DOCUMENTS = 12
 FIX_ALL_KIND = "source.fixAll.jaxtarget"
 COMMAND_PROBE = "jaxtarget.probeBackend"
 COMMAND_CONFIG = "jaxtarget.showConfiguration"
@@ -99,6 +103,8 @@ class JaxTargetServer(LanguageServer):
         self.init_layer = Layer()
         self.folder_layers: dict[str, Layer] = {}
         self.documents: dict[str, Document] = {}
+        #: the documents analysed most recently, oldest first
+        self.hot: OrderedDict[str, None] = OrderedDict()
         self.probes: dict[str, tuple[float, ProbeResult]] = {}
         self.log_threshold = types.MessageType.Info
         self.init_problems: list[Problem] = []
@@ -306,10 +312,23 @@ class JaxTargetServer(LanguageServer):
                 state.checked is None or (state.checked.version or 0) <= (checked.version or 0)
             ):
                 state.checked = checked
+                self._keep_hot(doc.uri)
             current = self.open_document(uri)
             if current is None or current.version == checked.version:
                 return checked if current is not None else None
         return checked  # the document keeps changing: the latest analysis done
+
+    def _keep_hot(self, uri: str) -> None:
+        """Keep this document's analysis; drop that of the one analysed longest ago beyond
+        ``HOT_DOCUMENTS`` (its syntax trees are most of what an open document costs)."""
+        self.hot[uri] = None
+        self.hot.move_to_end(uri)
+        while len(self.hot) > HOT_DOCUMENTS:
+            old, _ = self.hot.popitem(last=False)
+            state = self.documents.get(old)
+            if state is not None and state.running is None:
+                state.checked = None
+                state.chunks = ChunkCache()
 
     def send_status(self) -> None:
         """Tell the client each folder's effective targets (computed off the event loop)."""
