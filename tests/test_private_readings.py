@@ -10,6 +10,9 @@ folder (a ``pyproject.toml``) on disk:
 - it is reported where another module imports it, names it in a string, or the module
   itself names it in a string; where a decorator may register it; where the project has
   no root marker (nothing can be known); for a public function; and for a dunder;
+- a function defined in another function that never names it (no call, return or store)
+  never runs either, unless decorated, declared `global`, recursive, a class's method, or in
+  a function that reads its own scope (`eval`, `locals()`);
 - a ``check`` whose result depended on the other files is not cached: importing the
   function in another module brings its finding back on the next run.
 
@@ -187,3 +190,59 @@ def test_the_walk_is_kept_for_a_while_and_an_answer_while_no_file_changed(
     assert project_names.spelled_elsewhere(str(module), "_flash_fwd") is False
     user.write_text("import pkg.ring as r\nr._flash_fwd\n")  # a file changed: searched again
     assert project_names.spelled_elsewhere(str(module), "_flash_fwd") is True
+
+
+LOCAL = """\
+import functools
+
+import jax
+import jax.numpy as jnp
+
+
+class GLN:
+    def __init__(self, n):
+        def to_group(g):
+            return jnp.linalg.eig(g)
+
+        def stored(g):
+            return jnp.linalg.eig(g)  # found
+
+        def returned(g):
+            return jnp.linalg.eig(g)  # found
+
+        @functools.lru_cache
+        def decorated(g):
+            return jnp.linalg.eig(g)  # found
+
+        def recursive(g):
+            return recursive(jnp.linalg.eig(g))  # found
+
+        class Inner:
+            def method(self, g):
+                return jnp.linalg.eig(g)  # found
+
+        self.stored = stored
+        self.inner = Inner
+        self.returned = lambda: returned
+
+
+def evaluated(g):
+    def helper(g):
+        return jnp.linalg.eig(g)  # found
+
+    return eval("helper")(g)
+
+
+def declared(g):
+    global helper
+
+    def helper(g):
+        return jnp.linalg.eig(g)  # found
+"""
+
+
+def test_a_local_function_its_function_never_names_never_runs(check: CheckFn) -> None:
+    """Modelled on ComputationalEvolutionaryMorphometry/jaxgeometry ``jaxgeometry/groups/GLN.py``
+    (a ``to_group`` defined in ``__init__`` and never used)."""
+    found = [f.span.line for f in check(LOCAL, ("tpu",)).findings]
+    assert found == marked_lines(LOCAL)

@@ -116,6 +116,39 @@ def through_module_names(module: ModuleUses, ref: Use) -> None:
         reach = _callers_reach(module, func)
         if reach is not None:
             ref.allowed = as_allowed(reach if ref.allowed is None else reach & ref.allowed)
+    if _in_unused_local_function(chain):
+        ref.allowed = frozenset()
+
+
+#: calls that can reach a function's local names without naming them
+_SCOPE_READERS = frozenset({"locals", "vars", "eval", "exec"})
+
+
+def _in_unused_local_function(chain: Sequence[ast.AST]) -> bool:
+    """Inside a function defined in another function that never names it (``def to_group(g):``
+    in an ``__init__`` that neither calls, returns nor stores it): nothing can call it. A
+    decorated one (a decorator may register it), one declared ``global`` or ``nonlocal``, and
+    one whose function reads its scope (``locals()``, ``eval``) may run."""
+    for k, node in enumerate(chain):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.decorator_list:
+            continue
+        scope = next(
+            (
+                n
+                for n in reversed(chain[:k])
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))
+            ),
+            None,
+        )
+        if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if uses.local_loads(chain[:k], node.name) == [] and not any(
+            (isinstance(n, (ast.Global, ast.Nonlocal)) and node.name in n.names)
+            or (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _SCOPE_READERS)
+            for n in ast.walk(scope)
+        ):
+            return True
+    return False
 
 
 def _module_function(chain: Sequence[ast.AST]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
