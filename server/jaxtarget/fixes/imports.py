@@ -14,18 +14,14 @@ import sys
 from pathlib import Path
 
 from ..model import Edit
+from ..semantics.predicates import project_root
 from .layout import FixContext
 
 _FUTURE, _STDLIB, _THIRD_PARTY, _FIRST_PARTY, _LOCAL = range(5)
 
 
 def _project_root(path: str | None) -> Path | None:
-    if not path:
-        return None
-    for folder in Path(path).resolve().parents:
-        if (folder / "pyproject.toml").is_file():
-            return folder
-    return None
+    return project_root(Path(path).resolve()) if path else None
 
 
 def section(module: str, level: int, root: Path | None) -> int:

@@ -86,10 +86,10 @@ def predicate_sets(source: str, name: str, comparison: Comparison = None) -> Set
 # ---------------------------------------------------------------- where modules are
 
 
-def project_root(path: Path) -> Path | None:
-    """The folder of the nearest pyproject.toml above ``path`` (None: there is none)."""
+def project_root(path: Path, markers: tuple[str, ...] = ("pyproject.toml",)) -> Path | None:
+    """The nearest folder above ``path`` that holds one of ``markers`` (None: there is none)."""
     for folder in path.parents:
-        if (folder / "pyproject.toml").is_file():
+        if any((folder / marker).is_file() for marker in markers):
             return folder
     return None
 

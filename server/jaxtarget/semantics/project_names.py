@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..files import discover
+from .predicates import project_root
 
 #: what marks a project's root folder
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
@@ -30,14 +31,6 @@ MAX_FILES = 5000
 MAX_BYTES = 2 * 1024 * 1024
 #: how long a project's walk is reused (a check of many files walks it once)
 WALK_SECONDS = 2.0
-
-
-def project_folder(path: Path) -> Path | None:
-    """The nearest folder above ``path`` that holds a project marker (None: none)."""
-    for folder in path.parents:
-        if any((folder / marker).is_file() for marker in ROOT_MARKERS):
-            return folder
-    return None
 
 
 @dataclass(frozen=True)
@@ -81,7 +74,7 @@ def spelled_elsewhere(path: str | None, name: str) -> bool | None:
     if path is None:
         return None
     here = Path(path).resolve()
-    root = project_folder(here)
+    root = project_root(here, ROOT_MARKERS)
     if root is None:
         return None
     files = _walk(root)

@@ -19,7 +19,7 @@ from typing import Protocol
 
 from ..platforms import ALL_PLATFORMS, platforms_of
 from . import uses
-from .conditions import Allowed, as_allowed
+from .conditions import DEFS, Allowed, as_allowed
 from .entry import Entry
 from .guards import Guards
 from .project_names import spelled_elsewhere
@@ -130,17 +130,11 @@ def _in_unused_local_function(chain: Sequence[ast.AST]) -> bool:
     decorated one (a decorator may register it), one declared ``global`` or ``nonlocal``, and
     one whose function reads its scope (``locals()``, ``eval``) may run."""
     for k, node in enumerate(chain):
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.decorator_list:
+        if not isinstance(node, DEFS) or node.decorator_list:
             continue
-        scope = next(
-            (
-                n
-                for n in reversed(chain[:k])
-                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))
-            ),
-            None,
-        )
-        if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        at = uses.innermost_def(chain[:k], kinds=(*DEFS, ast.ClassDef, ast.Lambda))
+        scope = chain[at] if at is not None else None
+        if not isinstance(scope, DEFS):
             continue
         if uses.local_loads(chain[:k], node.name) == [] and not any(
             (isinstance(n, (ast.Global, ast.Nonlocal)) and node.name in n.names)
