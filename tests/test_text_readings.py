@@ -4,6 +4,8 @@ Read here:
 
 - an identifier's lines hold it whole: ``lax`` is not found in ``lax_linalg``,
   ``lax_numpy``, ``_lax`` or ``élax`` (an identifier character either side ends the match);
+- a word's lines equal a search of each line, also for a word the text never spells
+  whole (answered from one pass over the text) and for a dotted one;
 - a version read from the one before it (``Lines(edited, previous)``) gives what a
   fresh scan gives, also where the previous version never looked the word up or never
   scanned its statement starts (an editor's first edit, before any check of the old text);
@@ -19,6 +21,8 @@ editor sends while a docstring is typed. The code is written for this suite.
 """
 
 from __future__ import annotations
+
+import re
 
 from jaxtarget.semantics.text import Lines
 
@@ -38,6 +42,20 @@ def test_an_identifiers_lines_hold_it_whole() -> None:
     assert text.word_lines("lax") == [1, 2, 6]
     assert text.word_lines("lax_linalg") == [2, 5]
     assert text.word_lines("jnp") == [3]
+    assert text.word_lines("élax") == [4]  # an identifier character outside ASCII
+    assert text.word_lines("lax_num") == text.word_lines("ax") == []  # only inside longer ones
+
+
+def test_word_lines_agree_with_a_search_per_line() -> None:
+    """The lines of every word equal a regular-expression search of each line, for words
+    present whole, only inside longer identifiers, outside ASCII, and absent."""
+    source = IMPORTS + "λ_lax = lax2 = 2lax = lax.λ\nprint(élax, lax_)\n"
+    text = Lines(source)
+    words = {*re.findall(r"\w+", source), "lax_num", "ax", "λ", "absent", "lax.full_like"}
+    for word in sorted(words):
+        pattern = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
+        expected = [n for n, line in enumerate(source.splitlines(), 1) if pattern.search(line)]
+        assert text.word_lines(word) == expected, word
 
 
 def test_an_edit_after_a_version_never_scanned_reads_as_a_fresh_scan() -> None:

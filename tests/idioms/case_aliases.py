@@ -6,7 +6,9 @@ google/flax flax/nnx/nn/attention.py (``jax.nn.dot_product_attention`` behind a 
 attention function) and jax-ml/jax tests/linalg_test.py (``from jax._src.lax import linalg as
 lax_linalg``; ``jsp = jax.scipy`` style module aliases) and tensorcircuit/tensorcircuit-ng
 tensorcircuit/backends/jax_backend.py (module globals declared ``jsp: Any`` and bound in a
-backend's ``__init__`` by ``global jsp`` after a local ``import jax``, through ``libjax = jax``).
+backend's ``__init__`` by ``global jsp`` after a local ``import jax``, through ``libjax = jax``)
+and DominicJThompson/JaxGME JaxGME/backend.py (a backend class binding ``eig =
+staticmethod(jnp.linalg.eig)``, called as ``self.eig``).
 The code is written for this suite.
 """
 
@@ -173,3 +175,19 @@ def test_lazily_bound_globals():
     t, _ = backend.schur(_square())
     assert t.shape == (3, 3)
     assert backend.eigvals(_square()).shape == (3,)
+
+
+class StaticBackend:
+    """Binds the functions it dispatches to as static methods (one backend of a switch)."""
+
+    eig = staticmethod(jnp.linalg.eig)
+    schur = staticmethod(jax.scipy.linalg.schur)
+    eigen_values = staticmethod(jnp.linalg.eigvals)  # expect(tpu): JT003 eigvals
+
+    def modes(self, a):
+        return self.schur(a)  # expect(tpu): JT003 schur
+
+
+def test_static_method_aliases():
+    t, _ = StaticBackend().modes(_square())
+    assert t.shape == (3, 3)

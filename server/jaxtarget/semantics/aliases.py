@@ -15,7 +15,8 @@ from .values import Values
 
 
 def _self_attribute(cand: Candidate, values: Values) -> tuple[ast.expr, list[ast.AST]] | None:
-    """``self.attr`` in a method: the one value the class assigns to that attribute."""
+    """``self.attr`` in a method: the one value the class assigns to that attribute (the
+    function itself for ``attr = staticmethod(f)``)."""
     attr = cand.dotted.split(".")[1] if cand.dotted.count(".") >= 1 else None
     cls_at = next(
         (i for i in range(len(cand.ancestors) - 1, -1, -1) if isinstance(cand.ancestors[i], ast.ClassDef)),
@@ -35,8 +36,21 @@ def _self_attribute(cand: Candidate, values: Values) -> tuple[ast.expr, list[ast
                 and isinstance(t.value, ast.Name)
                 and t.value.id == "self"
             ) or (isinstance(t, ast.Name) and t.id == attr and any(s is node for s in cls.body)):
-                found.append(node.value)
+                found.append(static_target(node.value) or node.value)
     return (found[0], list(cand.ancestors[: cls_at + 1])) if len(found) == 1 else None
+
+
+def static_target(value: ast.AST) -> ast.expr | None:
+    """The function ``staticmethod(f)`` wraps: ``self.eig`` is then ``f`` itself."""
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "staticmethod"
+        and len(value.args) == 1
+        and not value.keywords
+    ):
+        return value.args[0]
+    return None
 
 
 def _path(scope: ast.AST, target: ast.AST) -> list[ast.AST]:

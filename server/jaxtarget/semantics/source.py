@@ -233,12 +233,13 @@ class SparseModule:
             stmts = self.cache.get(key)
             if stmts is None:
                 try:
-                    tree = parse_modern(chunk)
+                    # blank lines before the chunk give its nodes their line numbers (cheaper
+                    # than shifting every node afterwards)
+                    tree = parse_modern("\n" * (first - 1) + chunk)
                 except SyntaxError:
                     continue
                 except (ValueError, RecursionError, MemoryError):
                     break
-                ast.increment_lineno(tree, first - 1)
                 stmts = tree.body
                 self.cache[key] = stmts
             self.used.add(key)

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+#: a maximal run of identifier characters (``\w`` is exactly ``str.isalnum()`` or ``_``)
+_WORD = re.compile(r"\w+")
 #: characters str.splitlines splits on but Python's tokenizer does not
 _ODD_CHARS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
@@ -102,6 +104,8 @@ class Lines:
         if previous is not None:
             previous._previous = None  # keep one version back, not a chain
         self._ends: tuple[int, int] | None = None
+        #: every identifier-like word of the text (built once, for a text scanned from scratch)
+        self._vocabulary: frozenset[str] | None = None
         #: whether the text holds a character str.splitlines breaks on and the tokenizer does not
         self.odd = any(c in source for c in _ODD_CHARS)
         if self.odd:
@@ -169,7 +173,9 @@ class Lines:
             return hits
         common = self._common()
         old = common[0]._hits.get(word) if common else None
-        if common is None or old is None:
+        if common is None and not self._spells(word):
+            hits = [], []
+        elif common is None or old is None:
             offsets = _find_word(self.source, word, 0, len(self.source))
             hits = offsets, [self.line_of(i) for i in offsets]
         else:
@@ -188,6 +194,13 @@ class Lines:
             hits = offsets, lines
         self._hits[word] = hits
         return hits
+
+    def _spells(self, word: str) -> bool:
+        """Whether ``word`` may occur as a whole identifier: one pass over the text answers
+        every word, where a search per word would scan the whole text for each absent one."""
+        if self._vocabulary is None:
+            self._vocabulary = frozenset(_WORD.findall(self.source))
+        return word in self._vocabulary or not word.isidentifier()
 
     def statement_starts(self) -> list[int]:
         """Lines that start a top-level statement, read from the code outside strings.

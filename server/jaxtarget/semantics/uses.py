@@ -24,6 +24,7 @@ import weakref
 from collections.abc import Callable, Sequence
 
 from ..platforms import ALL_PLATFORMS, platforms_of
+from .aliases import static_target
 from .conditions import DEFS
 from .devices import (
     MESH,
@@ -166,10 +167,19 @@ def inspected(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
         and parent.func.value.id == "inspect"
     ):
         return True
+    if (
+        isinstance(parent, ast.Call)
+        and static_target(parent) is node
+        and len(ancestors) > 2
+        and isinstance(ancestors[-2], ast.Assign)
+        and isinstance(ancestors[-3], ast.ClassDef)
+    ):
+        # `eig = staticmethod(jnp.linalg.eig)` in a class body: judged as the alias it makes
+        node, parent = parent, ancestors[-2]
     if isinstance(parent, ast.Assign) and parent.value is node:
         # an alias under the same name (`eig = jnp.linalg.eig`, `self.eig = ...`): its uses
         # are found through it; under another name the assignment itself is reported
-        name = terminal(node)
+        name = terminal(node.args[0] if isinstance(node, ast.Call) else node)
         return all(
             (isinstance(t, ast.Name) and t.id == name)
             or (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.attr == name)

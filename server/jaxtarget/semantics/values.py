@@ -11,6 +11,7 @@ not parsed) is ``None``: unknown.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from .scopes import FUNCTIONS, SCOPES, declared_globals
@@ -62,43 +63,65 @@ def positional_params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]
     return [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
 
 
-def _bindings_in(nodes: Iterable[ast.AST], name: str, unsure: bool) -> tuple[list[ast.AST], bool]:
-    """The nodes binding ``name`` among ``nodes``, and whether some binding is not one certain value."""
-    found: list[ast.AST] = []
+#: name -> (the nodes binding it, whether some binding is not one certain value)
+_Bindings = dict[str, tuple[list[ast.AST], bool]]
+
+
+def _index_bindings(nodes: Iterable[ast.AST]) -> _Bindings:
+    """Every name bound among ``nodes``, with the nodes binding it and whether some binding
+    is not one certain value (a loop target, an import...): one walk answers every name."""
+    found: dict[str, list[ast.AST]] = {}
+    unsure: set[str] = set()
     own: set[int] = set()
     for node in nodes:
-        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
-            unsure = unsure or isinstance(node, ast.Nonlocal)
-            found.append(node)
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in dict.fromkeys(node.names):
+                found.setdefault(name, []).append(node)
+                if isinstance(node, ast.Nonlocal):
+                    unsure.add(name)
         elif isinstance(node, ast.Assign):
             for t in node.targets:
-                if isinstance(t, ast.Name) and t.id == name:
-                    found.append(node)
+                if isinstance(t, ast.Name):
+                    found.setdefault(t.id, []).append(node)
                     own.add(id(t))
-                elif name in (_unpacked_names(t) or ()):
+                elif (names := _unpacked_names(t)) is not None:
                     # `pl, plt = _modules()`: one value when the call's function returns one tuple
-                    found.append(node)
+                    for name in dict.fromkeys(names):
+                        found.setdefault(name, []).append(node)
                     own.update(id(e) for e in ast.walk(t))
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-            if isinstance(node.target, ast.Name) and node.target.id == name:
-                found.append(node)
-                own.add(id(node.target))
-                unsure = unsure or node.value is None or isinstance(node, ast.AugAssign)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
-            found.append(node)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name):
+            found.setdefault(node.target.id, []).append(node)
+            own.add(id(node.target))
+            if node.value is None or isinstance(node, ast.AugAssign):
+                unsure.add(node.target.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.setdefault(node.name, []).append(node)
         elif (
-            isinstance(node, ast.Name)
-            and node.id == name
-            and isinstance(node.ctx, (ast.Store, ast.Del))
-            and id(node) not in own
+            isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in own
         ):
             # loop targets, with-as, walrus, tuple unpacking: not one certain value
-            unsure = True
-        elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-            (a.asname or a.name.split(".")[0]) == name for a in node.names
-        ):
-            unsure = True
-    return found, unsure
+            unsure.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            unsure.update(a.asname or a.name.split(".")[0] for a in node.names)
+    return {name: (found.get(name, []), name in unsure) for name in (*found, *unsure)}
+
+
+def _bindings_of(holder: ast.AST, key: str, nodes: Callable[[], Iterable[ast.AST]]) -> _Bindings:
+    """The bindings in a statement (key ``stmt``) or a scope's body (``body``), walked once
+    and kept on its node."""
+    memo: dict[str, _Bindings] = holder.__dict__.setdefault("_jaxtarget_bound", {})
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _index_bindings(nodes())
+    return found
+
+
+def _bindings_in(
+    holder: ast.AST, key: str, nodes: Callable[[], Iterable[ast.AST]], name: str
+) -> tuple[list[ast.AST], bool]:
+    """The nodes binding ``name`` in ``holder`` (see _bindings_of), and whether some binding is unsure."""
+    found, unsure = _bindings_of(holder, key, nodes).get(name, ((), False))
+    return list(found), unsure
 
 
 def _unpacked_names(target: ast.expr) -> list[str] | None:
@@ -112,34 +135,9 @@ def _is_none_assignment(node: ast.AST) -> bool:
     return isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is None
 
 
-def _names_bound(nodes: Iterable[ast.AST]) -> frozenset[str]:
-    """Every name ``_bindings_in`` could find bound among ``nodes`` (a superset, in one walk)."""
-    out: set[str] = set()
-    for node in nodes:
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            out.update(node.names)
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            out.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            out.update(a.asname or a.name.split(".")[0] for a in node.names)
-    return frozenset(out)
-
-
-def _bound_by(holder: ast.AST, key: str, nodes: Callable[[], Iterable[ast.AST]]) -> frozenset[str]:
-    """The names a statement (key ``stmt``) or a scope's body (``body``) may bind, walked once
-    and kept on its node."""
-    memo: dict[str, frozenset[str]] = holder.__dict__.setdefault("_jaxtarget_bound", {})
-    found = memo.get(key)
-    if found is None:
-        found = memo[key] = _names_bound(nodes())
-    return found
-
-
-def _statement_binds(stmt: ast.stmt) -> frozenset[str]:
+def _statement_binds(stmt: ast.stmt) -> Iterable[str]:
     """The names a top-level statement may bind at module scope (its own nodes)."""
-    return _bound_by(stmt, "stmt", lambda: _walk_own([stmt]))
+    return _bindings_of(stmt, "stmt", lambda: _walk_own([stmt])).keys()
 
 
 def _module_bindings_in(stmt: ast.stmt, name: str) -> tuple[list[ast.AST], bool]:
@@ -154,11 +152,11 @@ def _module_bindings_in(stmt: ast.stmt, name: str) -> tuple[list[ast.AST], bool]
     globals_here = declared_globals(stmt)
     if name not in globals_here and name not in _statement_binds(stmt):
         return [], False
-    found, unsure = _bindings_in(_walk_own([stmt]), name, False)
+    found, unsure = _bindings_in(stmt, "stmt", lambda: _walk_own([stmt]), name)
     if name in globals_here:
         for func, above in _scopes_of(stmt):
             if any(isinstance(g, ast.Global) and name in g.names for g in _own_nodes(func)):
-                more, more_unsure = _bindings_in(_own_nodes(func), name, False)
+                more, more_unsure = _bindings_in(func, "body", functools.partial(_own_nodes, func), name)
                 for n in more:
                     if not isinstance(n, ast.Global):
                         n.__dict__["_jaxtarget_scope"] = [*above, func]
@@ -205,7 +203,7 @@ class Values:
         if index is None:
             index = self._binders[id(module)] = {}
             for stmt in module.body:
-                for bound in _statement_binds(stmt) | declared_globals(stmt):
+                for bound in {*_statement_binds(stmt), *declared_globals(stmt)}:
                     index.setdefault(bound, []).append(stmt)
         return index.get(name, [])
 
@@ -235,10 +233,8 @@ class Values:
             memo = scope.__dict__.setdefault("_jaxtarget_values", {})
             if name not in memo:
                 params = _params(scope)
-                if name in params or name in _bound_by(scope, "body", lambda: _own_nodes(scope)):
-                    memo[name] = _bindings_in(_own_nodes(scope), name, name in params)
-                else:
-                    memo[name] = ([], False)
+                found, unsure = _bindings_in(scope, "body", lambda: _own_nodes(scope), name)
+                memo[name] = (found, unsure or name in params)
             found, unsure = memo[name]
             declared: list[ast.AST] = [n for n in found if isinstance(n, ast.Global)]
             if declared and not unsure:
