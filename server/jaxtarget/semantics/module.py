@@ -18,6 +18,7 @@ import ast
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TypeVar
 
 from ..model import Span
@@ -26,15 +27,18 @@ from . import devices, handled, pins, traced, uses
 from .aliases import through_alias
 from .conditions import Allowed
 from .guards import Guards
+from .predicates import import_root
 from .resolver import Binding, Query, Resolver, Spot
 from .scopes import (
     AMBIGUOUS,
     Candidate,
+    Other,
     ScopeIndex,
     binding_for,
     collect,
     covers,
     import_aliases,
+    scopes_of,
     static_guess,
 )
 from .source import SourceView
@@ -423,6 +427,7 @@ def _resolve(
     queries: list[tuple[Candidate, Query]] = []
     full: list[Candidate] = []
     values: Values | None = None
+    own = jax_module_name(module.path)
     for cand in cands:
         binding = binding_for(cand, index, tree)
         if binding is None:
@@ -431,6 +436,9 @@ def _resolve(
             alias = through_alias(cand, values, index, tree)
             if alias is not None:
                 queries.append((cand, alias))
+            elif own is not None and _defined_here(cand, index, tree):
+                # the module that defines the API calls it (`spsolve` in its own gradient rules)
+                queries.append((cand, Query(Binding("from", own, cand.root, None), cand.dotted)))
             continue
         if binding == AMBIGUOUS or (isinstance(binding, Binding) and binding.level):
             full.append(cand)
@@ -451,6 +459,38 @@ def _resolve(
                 out.append((cand, name, by))
     out.sort(key=lambda r: (r[0].line, r[0].byte_col))
     return out
+
+
+def jax_module_name(path: str | None) -> str | None:
+    """The dotted name of a module of a ``jax`` package (``jax.experimental.sparse.linalg``),
+    read from the ``__init__.py`` files above it; None for any other file."""
+    if not path or not path.endswith(".py"):
+        return None
+    _, dotted = import_root(Path(path))
+    dotted = dotted.removesuffix(".__init__")
+    return dotted if dotted.startswith("jax.") else None
+
+
+def _defined_here(cand: Candidate, index: ScopeIndex, tree: ast.Module) -> bool:
+    """Whether the load's name is bound, where it is read, only by one function defined at
+    the module's top level."""
+    for scope in scopes_of(cand.ancestors, cand.node, tree):
+        binds, is_global = index.bindings(scope, cand.root)
+        if is_global:
+            scope, (binds, _) = tree, index.bindings(tree, cand.root)
+        if binds:
+            return (
+                scope is tree
+                and len(binds) == 1
+                and isinstance(binds[0], Other)
+                and any(
+                    isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and s.name == cand.root
+                    and s.lineno == binds[0].line
+                    for s in tree.body
+                )
+            )
+    return False
 
 
 def _references(
