@@ -112,6 +112,13 @@ def test_dot_presets_are_found_only_where_visible(check: CheckFn, call: str, fou
         (", interpret=flag", ("cpu",), None),
         (", **options", ("cpu",), None),
         (', interpret=jax.default_backend() == "cpu"', ("cpu",), None),
+        # another operand decides on cpu (`flag`): not visible there; visibly False elsewhere
+        # (modelled on jax-ml/jax tests/pallas/pallas_shape_poly_test.py, `eager and ...`)
+        (', interpret=flag and jax.default_backend() == "cpu"', ("cpu",), None),
+        (', interpret=flag and jax.default_backend() == "cpu"', ("rocm",), "without interpret=True"),
+        (', interpret=flag or jax.default_backend() == "cpu"', ("cpu",), None),
+        (', interpret=flag or jax.default_backend() == "cpu"', ("rocm",), None),
+        (', interpret=jax.default_backend() != "cpu"', ("cpu",), "without interpret=True"),
         (", compiler_params=pltpu.CompilerParams()", ("cuda",), "with TPU compiler_params"),
         (", compiler_params=plgpu.CompilerParams(num_warps=4)", ("tpu",), "with Triton compiler_params"),
         (", compiler_params=plgpu.CompilerParams(num_warps=4)", ("cuda",), None),

@@ -3,7 +3,10 @@
 Modelled on jax-ml/jax tests/api_test.py (``with jax.default_device(...)`` around computations
 in ``test_jit_default_device``), jax-ml/jax jax/_src/api.py's ``jit(..., backend=...)`` and
 qutip/qutip-jax src/qutip_jax/linalg.py (``jnp.linalg.eig`` for non-Hermitian operators, which
-such code moves to the CPU because it has no TPU lowering). The code is written for this suite.
+such code moves to the CPU because it has no TPU lowering), and jax-ml/jax
+tests/pallas/pallas_shape_poly_test.py (kernels exported for TPU with ``jax.export.export(...,
+platforms=["tpu"])`` and ``pl.lower_as_mlir``, also through ``jax.vmap`` and a variable). The
+code is written for this suite.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+from jax.experimental import pallas as pl
 
 CPU = jax.devices("cpu")[0]
 
@@ -78,3 +82,63 @@ def test_jit_without_backend():
 
 def _eig_values_default(a):
     return jnp.linalg.eigvals(a)  # expect(tpu): JT003 eigvals
+
+
+# Lowered for named platforms, whatever the backend: ``jax.export.export(f, platforms=[...])``
+# and Pallas's ``lower_as_mlir`` (for tpu unless told otherwise).
+
+
+def _copy_kernel(x_ref, o_ref):
+    o_ref[...] = x_ref[...]
+
+
+def _like(x):
+    return jax.ShapeDtypeStruct(x.shape, x.dtype)
+
+
+TILE = jax.ShapeDtypeStruct((8, 128), jnp.float32)
+
+
+def _copy(x):
+    return pl.pallas_call(_copy_kernel, out_shape=_like(x))(x)
+
+
+def test_module_kernel_exported_for_tpu():
+    exported = jax.export.export(jax.jit(_copy), platforms=["tpu"])(TILE)
+    assert "tpu_custom_call" in exported.mlir_module()
+
+
+def test_kernel_exported_for_tpu():
+    def copy(x):
+        return pl.pallas_call(_copy_kernel, out_shape=_like(x))(x)
+
+    exported = jax.export.export(jax.jit(copy), platforms=["tpu"])(TILE)
+    assert "tpu_custom_call" in exported.mlir_module()
+
+
+def test_kernel_exported_through_a_variable_and_vmap():
+    def copy(x):
+        return pl.pallas_call(_copy_kernel, out_shape=_like(x))(x)
+
+    batched = jax.jit(jax.vmap(copy))
+    exported = jax.export.export(batched, platforms=("tpu",))(jax.ShapeDtypeStruct((2, 8, 128), jnp.float32))
+    assert "tpu_custom_call" in exported.mlir_module()
+
+
+def test_kernel_lowered_as_mlir():
+    copy = pl.pallas_call(_copy_kernel, out_shape=TILE)
+    assert "tpu_custom_call" in pl.lower_as_mlir(jax.jit(copy), TILE)
+
+
+def test_kernel_compiled_for_the_backend():
+    def copy(x):
+        return pl.pallas_call(_copy_kernel, out_shape=_like(x))(x)  # expect(cpu): JT003 pallas_call
+
+    jax.jit(copy)(jnp.ones((8, 128)))
+
+
+def test_eig_exported_for_tpu():
+    def decompose(a):
+        return jnp.linalg.eig(a)  # expect: JT003 eig
+
+    jax.export.export(jax.jit(decompose), platforms=["tpu"])(jax.ShapeDtypeStruct((3, 3), jnp.float32))

@@ -157,6 +157,9 @@ def _sides(module: Module, value: ast.expr, chain: list[ast.AST], cond: ArgCondi
         # a backend test passed as a flag (``interpret=jax.default_backend() == "cpu"``)
         true, false = guards.sets(value, chain)
         if (true, false) != (ALL_PLATFORMS, ALL_PLATFORMS):
+            # where the test can go either way (``eager and on_cpu`` on cpu: ``eager`` decides),
+            # the flag is not visible there
+            true, false = true - false, false - true
             return (true, false) if True in cond.alternatives else (false, true)
     seen = [_one(module, value, chain, v) for v in cond.alternatives]
     if True in seen:

@@ -53,7 +53,7 @@ def static_target(value: ast.AST) -> ast.expr | None:
     return None
 
 
-def _path(scope: ast.AST, target: ast.AST) -> list[ast.AST]:
+def path_to(scope: ast.AST, target: ast.AST) -> list[ast.AST]:
     """The nodes from ``scope`` down to ``target``'s parent (just ``scope`` if not found)."""
     stack: list[tuple[ast.AST, list[ast.AST]]] = [(scope, [])]
     while stack:
@@ -84,7 +84,7 @@ def through_alias(
     value, chain = found
     if not isinstance(chain[-1], ast.Module):
         # the value's own ancestors in its function, so that its names are looked up there
-        chain = [*chain[:-1], *_path(chain[-1], value)]
+        chain = [*chain[:-1], *path_to(chain[-1], value)]
     spelling = dotted_spelling(value)
     if spelling is None or not isinstance(value, (ast.Name, ast.Attribute)):
         return None

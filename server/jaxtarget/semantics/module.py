@@ -251,10 +251,11 @@ class Module:
         return self.view.ensure(todo)
 
     def may_pin(self) -> bool:
-        """Whether the module passes ``backend=`` or ``device=`` anywhere (once per version)."""
+        """Whether the module passes ``backend=``, ``device=`` or ``platforms=`` anywhere (once a version)."""
         if self._may_pin is None:
             self._may_pin = any(
-                self.lines_of_word(word) for word in ("backend", "device", "in_shardings", "out_shardings")
+                self.lines_of_word(word)
+                for word in ("backend", "device", "in_shardings", "out_shardings", "platforms")
             )
         return self._may_pin
 

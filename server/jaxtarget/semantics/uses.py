@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Callable, Sequence
 
 from ..platforms import ALL_PLATFORMS, platforms_of
-from .aliases import static_target
+from .aliases import path_to, static_target
 from .conditions import DEFS
 from .devices import (
     MESH,
@@ -53,6 +53,11 @@ REGISTER_LOWERING = "jax.interpreters.mlir.register_lowering"
 LOWER_FUN = "jax.interpreters.mlir.lower_fun"
 PLATFORM_DEPENDENT = "jax.lax.platform_dependent"
 PARTIAL = "functools.partial"
+#: lower a (jitted) function for the platforms named by ``platforms=``, not the backend JAX runs on
+EXPORTERS: dict[str, frozenset[str] | None] = {
+    "jax.export.export": None,  # without platforms=: the default backend's
+    "jax.experimental.pallas.lower_as_mlir": frozenset({"tpu"}),
+}
 #: compilers that lower every program they are handed for one platform, whatever JAX's backend
 #: (Catalyst's ``qjit`` lowers the jaxpr for the host CPU)
 HOST_COMPILERS: dict[str, frozenset[str]] = {"catalyst.qjit": frozenset({"cpu"})}
@@ -71,6 +76,7 @@ USE_NAMES: frozenset[str] = frozenset(
         *TRACE_ONLY,
         *TRANSFORMS,
         *HOST_COMPILERS,
+        *EXPORTERS,
     }
 )
 
@@ -293,11 +299,66 @@ def _jit_platforms(g: Guards, call: ast.Call, chain: Sequence[ast.AST]) -> froze
     return shardings_platforms(g, call, chain)
 
 
+def _exported_platforms(call: ast.Call, name: str) -> frozenset[str] | None:
+    """The platforms ``jax.export.export(f, platforms=[...])`` lowers ``f`` for (None: not read)."""
+    value = keyword_value(call, "platforms")
+    if value is None:
+        return EXPORTERS[name]
+    if not isinstance(value, (ast.List, ast.Tuple)) or not value.elts:
+        return None
+    out: frozenset[str] = frozenset()
+    for element in value.elts:
+        if not (isinstance(element, ast.Constant) and isinstance(element.value, str)):
+            return None
+        out |= platforms_of(element.value)
+    return out or None
+
+
+def _jit_consumed(g: Guards, call: ast.Call, above: Sequence[ast.AST]) -> frozenset[str] | None:
+    """For ``jax.jit(f)`` or another transform (``above``: its ancestors), the platforms an
+    exporter it is handed to lowers it for: ``export(jax.jit(f), platforms=["tpu"])``, also
+    through more transforms (``jax.jit(jax.vmap(f))``) or a local variable every use of which
+    is such a call (``f_j = jax.jit(f)``; ``export(f_j, platforms=["tpu"])``)."""
+    if g.callee(call) not in TRANSFORMS:
+        return None
+    # up through transforms (`jax.jit(jax.vmap(f))`) to the exporter, if any
+    while above and isinstance(above[-1], ast.Call) and above[-1].args and above[-1].args[0] is call:
+        call, above = above[-1], above[:-1]
+        name = g.callee(call)
+        if name in EXPORTERS:
+            return _exported_platforms(call, name)
+        if name not in TRANSFORMS:
+            return None
+    if not above:
+        return None
+    parent = above[-1]
+    variable = assigned_name(parent, call)
+    loads = local_loads(above, variable) if variable else None
+    if not loads:
+        return None
+    out: frozenset[str] = frozenset()
+    for load, chain in loads:
+        holder = chain[-1] if chain else None
+        name = g.callee(holder) if isinstance(holder, ast.Call) else None
+        if not (
+            isinstance(holder, ast.Call) and holder.args and holder.args[0] is load and name in EXPORTERS
+        ):
+            return None
+        got = _exported_platforms(holder, name)
+        if got is None:
+            return None
+        out |= got
+    return out
+
+
 def _pinned_by_call(g: Guards, call: ast.Call, chain: Sequence[ast.AST]) -> frozenset[str] | None:
-    """``jax.jit(f, backend=...)``, ``partial(jax.jit, backend=...)``, ``qjit(f)``: the platform it pins."""
+    """``jax.jit(f, backend=...)``, ``partial(jax.jit, backend=...)``, ``qjit(f)``,
+    ``jax.export.export(f, platforms=[...])``: the platform it pins."""
     name = g.callee(call)
     if name in HOST_COMPILERS:
         return HOST_COMPILERS[name]
+    if name in EXPORTERS:
+        return _exported_platforms(call, name)
     if name == JIT:
         return _jit_platforms(g, call, chain)
     if name == PARTIAL and call.args and g.resolved.get(id(call.args[0])) == JIT:
@@ -372,7 +433,7 @@ def pinned(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> frozenset[
                 if isinstance(ctx, ast.Call) and g.callee(ctx) == DEFAULT_DEVICE and ctx.args:
                     found = device_platforms(g, ctx.args[0], above) or found
         elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is child:
-            found = _pinned_by_call(g, parent, above) or found
+            found = _pinned_by_call(g, parent, above) or _jit_consumed(g, parent, above[:-1]) or found
         elif isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
             c is child for c in parent.body
         ):
@@ -383,16 +444,51 @@ def pinned(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> frozenset[
                     found = HOST_COMPILERS.get(g.resolved.get(id(dec), "")) or found
     if found is None:
         found = _passed_function(g, chain, _pin_role)
+    if found is None:
+        found = _exported_result(g, ancestors, node)
     return found
 
 
+def _exported_result(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> frozenset[str] | None:
+    """A call whose result is a function kept in a local variable (``f = pl.pallas_call(kernel,
+    ...)``) that is only handed to exporters, as such or transformed (``lower_as_mlir(jax.jit(f),
+    platforms=["tpu"])``): lowered for the platforms they name."""
+    call = ancestors[-1] if ancestors else None
+    if not (isinstance(call, ast.Call) and call.func is node and len(ancestors) > 1):
+        return None
+    variable = assigned_name(ancestors[-2], call)
+    loads = local_loads(ancestors[:-1], variable) if variable else None
+    if not loads:
+        return None
+    out: frozenset[str] = frozenset()
+    for load, chain in loads:
+        holder = chain[-1] if chain else None
+        if not (isinstance(holder, ast.Call) and holder.args and holder.args[0] is load):
+            return None
+        got = _pinned_by_call(g, holder, chain) or _jit_consumed(g, holder, chain[:-1])
+        if got is None:
+            return None
+        out |= got
+    return out
+
+
 def pinned_call(g: Guards, call: ast.Call, arg: ast.AST, where: Sequence[ast.AST]) -> frozenset[str] | None:
-    """The platform ``jax.jit(arg, backend=...)`` pins ``arg`` to (None: not such a call)."""
-    return _pinned_by_call(g, call, where) if call.args and call.args[0] is arg else None
+    """The platform ``jax.jit(arg, backend=...)`` pins ``arg`` to (None: not such a call);
+    ``where``: the call's ancestors."""
+    if not (call.args and call.args[0] is arg):
+        return None
+    return _pinned_by_call(g, call, where) or _jit_consumed(g, call, where)
 
 
 def _pin_role(g: Guards, call: ast.Call, role: int | str, chain: Sequence[ast.AST]) -> frozenset[str] | None:
-    return _pinned_by_call(g, call, chain) if role == 0 else None
+    if role != 0:
+        return None
+    found = _pinned_by_call(g, call, chain)
+    at = innermost_def(chain)
+    if found is None and at is not None:
+        # `jax.jit(f)` handed on: read where it goes, from the function that uses it
+        found = _jit_consumed(g, call, [*chain[:at], *path_to(chain[at], call)])
+    return found
 
 
 def _branch_role(
