@@ -5,7 +5,9 @@ pinned by ``device=jax.devices("cpu")[0]``, ``in_shardings`` that mix a cpu and 
 device (no one platform), and ``out_shardings`` on a ``jax.local_devices(backend=...)``
 device. Modelled on the example of ``jax.default_device``'s docstring
 (``with jax.default_device(jax.devices("cpu")[0])``) and the ``device=`` / sharding
-placements of ``jax.jit``'s documentation. The code
+placements of ``jax.jit``'s documentation. Also kernels lowered for named platforms
+(``jax.export.export(jax.jit(f), platforms=["tpu"])``, Pallas's ``lower_as_mlir``), and the
+forms that name no platform visibly. The code
 is written for this suite. Real jedi in the test interpreter, the real engine on the
 tpu target: eig lowers on cpu only among these, so a call pinned to the cpu is no
 finding.
@@ -13,7 +15,7 @@ finding.
 
 from __future__ import annotations
 
-from .conftest import CheckFn
+from .conftest import CheckFn, found_lines, marked_lines
 
 PLACEMENTS = """\
 import jax
@@ -131,3 +133,114 @@ def test_devices_are_followed_through_twelve_names_and_calls_and_no_further(chec
     are too far; a device itself is followed through four names, not five. A device list rebuilt from itself in a loop is followed a bounded number
     of steps and left unknown (reported), not until the interpreter's stack runs out."""
     assert [f.span.line for f in check(CHAINS, ("tpu",)).findings] == [47, 57, 67, 71]
+
+
+#: kernels exported or lowered for named platforms, and forms that name none visibly (modelled
+#: on jax-ml/jax tests/pallas/pallas_shape_poly_test.py); on the cpu target a compiled
+#: pallas_call is found unless it is lowered for tpu only
+EXPORTS = """\
+import jax
+from jax.experimental import pallas as pl
+
+
+def _kernel(x_ref, o_ref):
+    o_ref[...] = x_ref[...]
+
+
+def _like(x):
+    return jax.ShapeDtypeStruct(x.shape, x.dtype)
+
+
+def inline(spec):
+    return jax.export.export(jax.jit(lambda x: pl.pallas_call(_kernel, out_shape=_like(x))(x)), platforms=["tpu"])(spec)
+
+
+def listed_in_a_tuple(spec):
+    def copy(x):
+        return pl.pallas_call(_kernel, out_shape=_like(x))(x)
+
+    return jax.export.export(jax.jit(copy), platforms=("tpu",))(spec)
+
+
+def default_platform_of_lower_as_mlir(spec):
+    copy = pl.pallas_call(_kernel, out_shape=spec)
+    return pl.lower_as_mlir(jax.jit(copy), spec)
+
+
+def lowered_unjitted(spec):
+    copy = pl.pallas_call(_kernel, out_shape=spec)
+    return pl.lower_as_mlir(copy, spec)
+
+
+def function_lowered_unjitted(spec):
+    def copy(x):
+        return pl.pallas_call(_kernel, out_shape=_like(x))(x)
+
+    return pl.lower_as_mlir(copy, spec, platforms=["tpu"])
+
+
+def cpu_named_too(spec):
+    def copy(x):
+        return pl.pallas_call(_kernel, out_shape=_like(x))(x)  # found
+
+    return jax.export.export(jax.jit(copy), platforms=["tpu", "cpu"])(spec)
+
+
+def platforms_not_visible(spec, platforms):
+    def copy(x):
+        return pl.pallas_call(_kernel, out_shape=_like(x))(x)  # found
+
+    return jax.export.export(jax.jit(copy), platforms=platforms)(spec)
+
+
+def one_platform_not_visible(spec, other):
+    def copy(x):
+        return pl.pallas_call(_kernel, out_shape=_like(x))(x)  # found
+
+    return jax.export.export(jax.jit(copy), platforms=["tpu", other])(spec)
+
+
+def no_platform_named(spec):
+    def copy(x):
+        return pl.pallas_call(_kernel, out_shape=_like(x))(x)  # found
+
+    return jax.export.export(jax.jit(copy), platforms=[])(spec)
+
+
+def for_the_default_backend(spec):
+    def copy(x):
+        return pl.pallas_call(_kernel, out_shape=_like(x))(x)  # found
+
+    return jax.export.export(jax.jit(copy))(spec)
+
+
+def jitted_and_also_called(spec, x):
+    def copy(x):
+        return pl.pallas_call(_kernel, out_shape=_like(x))(x)  # found
+
+    copy_j = jax.jit(copy)
+    jax.export.export(copy_j, platforms=["tpu"])(spec)
+    return copy_j(x)
+
+
+def jitted_and_handed_elsewhere(spec, run):
+    def copy(x):
+        return pl.pallas_call(_kernel, out_shape=_like(x))(x)  # found
+
+    return run(jax.jit(copy), spec)
+
+
+def kernel_also_called(spec, x):
+    copy = pl.pallas_call(_kernel, out_shape=spec)  # found
+    pl.lower_as_mlir(jax.jit(copy), spec)
+    return copy(x)
+
+
+def kernel_exported_for_cpu(spec):
+    copy = pl.pallas_call(_kernel, out_shape=spec)  # found
+    return pl.lower_as_mlir(jax.jit(copy), spec, platforms=["cpu"])
+"""
+
+
+def test_exported_for_named_platforms_only_where_they_are_visible(check: CheckFn) -> None:
+    assert found_lines(check, EXPORTS, "cpu") == marked_lines(EXPORTS)
