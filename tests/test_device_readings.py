@@ -151,6 +151,14 @@ def _like(x):
     return jax.ShapeDtypeStruct(x.shape, x.dtype)
 
 
+def _copy(x):
+    return pl.pallas_call(_kernel, out_shape=_like(x))(x)
+
+
+def module_function_lowered(spec):
+    return pl.lower_as_mlir(_copy, spec)
+
+
 def inline(spec):
     return jax.export.export(jax.jit(lambda x: pl.pallas_call(_kernel, out_shape=_like(x))(x)), platforms=["tpu"])(spec)
 
@@ -177,6 +185,43 @@ def function_lowered_unjitted(spec):
         return pl.pallas_call(_kernel, out_shape=_like(x))(x)
 
     return pl.lower_as_mlir(copy, spec, platforms=["tpu"])
+
+
+def variable_lowered(spec):
+    def copy(x):
+        return pl.pallas_call(_kernel, out_shape=_like(x))(x)
+
+    copy_j = jax.jit(copy)
+    return pl.lower_as_mlir(copy_j, spec)
+
+
+def variable_exported_for_cpu(spec):
+    def copy(x):
+        return pl.pallas_call(_kernel, out_shape=_like(x))(x)  # found
+
+    copy_j = jax.jit(copy)
+    return jax.export.export(copy_j, platforms=["cpu"])(spec)
+
+
+def variable_exported_for_platforms_not_visible(spec, platforms):
+    def copy(x):
+        return pl.pallas_call(_kernel, out_shape=_like(x))(x)  # found
+
+    copy_j = jax.jit(copy)
+    return jax.export.export(copy_j, platforms=platforms)(spec)
+
+
+def wrapped_then_exported(spec, wrap):
+    def copy(x):
+        return pl.pallas_call(_kernel, out_shape=_like(x))(x)  # found
+
+    return jax.export.export(wrap(jax.jit(copy)), platforms=["tpu"])(spec)
+
+
+def kernel_handed_elsewhere(spec, run):
+    copy = pl.pallas_call(_kernel, out_shape=spec)  # found
+    pl.lower_as_mlir(jax.jit(copy), spec)
+    return run(copy, spec)
 
 
 def cpu_named_too(spec):
