@@ -76,6 +76,9 @@ def test_a_module_of_jax_that_defines_an_api_uses_it_where_it_calls_it(
     path.write_text(OWN_MODULE)
     assert found_lines(check, OWN_MODULE, "tpu", str(path)) == marked_lines(OWN_MODULE, "tpu") == [10]
     assert found_lines(check, OWN_MODULE, "cpu", str(path)) == []
+    # a name the module neither defines nor imports is nothing the module holds
+    undefined = OWN_MODULE.replace("def spsolve(", "def _spsolve_impl(")
+    assert found_lines(check, undefined, "tpu", str(path)) == []
     # the same text outside a package named jax defines a function of its own name
     (tmp_path / "jax" / "__init__.py").unlink()
     assert found_lines(check, OWN_MODULE, "tpu", str(path)) == []
