@@ -130,6 +130,19 @@ class Engine:
         server's mode, with ``cache`` kept per document); otherwise the whole module is
         parsed and syntax errors are reported (the CLI's mode). Both give the same findings.
         """
+        # the document's cache holds its previous version, whose scans the untouched text reuses
+        kept = cache if sparse and isinstance(cache, ChunkCache) else None
+        text = Lines(source, kept.lines if kept is not None else None)
+        try:
+            return self._check(text, path, sparse, cache, kept)
+        finally:
+            # the analysis's burst of word lookups is over; a kept document need not hold the set
+            text.drop_vocabulary()
+
+    def _check(
+        self, text: Lines, path: str | None, sparse: bool, cache: ChunkCache | None, kept: ChunkCache | None
+    ) -> Analysis:
+        source = text.source
         resolver = self.environment.resolver
         result = Analysis(
             source,
@@ -139,9 +152,6 @@ class Engine:
             version=self.version,
             note="" if resolver.exact else resolver.reason,
         )
-        # the document's cache holds its previous version, whose scans the untouched text reuses
-        kept = cache if sparse and isinstance(cache, ChunkCache) else None
-        text = Lines(source, kept.lines if kept is not None else None)
         if sparse and "\0" not in source:
             if not WANTED.might_be_mentioned(source):
                 return result

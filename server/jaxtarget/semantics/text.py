@@ -104,8 +104,10 @@ class Lines:
         if previous is not None:
             previous._previous = None  # keep one version back, not a chain
         self._ends: tuple[int, int] | None = None
-        #: every identifier-like word of the text (built once, for a text scanned from scratch)
+        #: every identifier-like word of the text (built once, for a text scanned from scratch,
+        #: until ``drop_vocabulary``)
         self._vocabulary: frozenset[str] | None = None
+        self._vocabulary_dropped = False
         #: whether the text holds a character str.splitlines breaks on and the tokenizer does not
         self.odd = any(c in source for c in _ODD_CHARS)
         if self.odd:
@@ -198,9 +200,17 @@ class Lines:
     def _spells(self, word: str) -> bool:
         """Whether ``word`` may occur as a whole identifier: one pass over the text answers
         every word, where a search per word would scan the whole text for each absent one."""
+        if self._vocabulary_dropped:
+            return True
         if self._vocabulary is None:
             self._vocabulary = frozenset(_WORD.findall(self.source))
         return word in self._vocabulary or not word.isidentifier()
+
+    def drop_vocabulary(self) -> None:
+        """Free the word set once the burst of lookups is over (a document kept open would
+        hold it): later lookups of a word search the text."""
+        self._vocabulary = None
+        self._vocabulary_dropped = True
 
     def statement_starts(self) -> list[int]:
         """Lines that start a top-level statement, read from the code outside strings.
