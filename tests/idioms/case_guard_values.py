@@ -5,7 +5,9 @@ jax.local_devices()[0].platform == 'tpu'`` used as a guard elsewhere),
 AI-Hypercomputer/maxtext src/maxtext/common/emergency_checkpointing.py (``if
 ...devices.flatten()[0].platform == "gpu":``), apple/axlearn
 axlearn/common/flash_attention/decoding_test.py (module-level backend branches) and
-qutip/qutip-jax src/qutip_jax/linalg.py (``jnp.linalg.eig`` for non-Hermitian data).
+qutip/qutip-jax src/qutip_jax/linalg.py (``jnp.linalg.eig`` for non-Hermitian data) and
+keras-team/keras keras/src/backend/jax/rnn.py (``if not cudnn_ok(activation, ...): raise
+NotImplementedError``, a predicate taking arguments whose ``and`` chain ends in a backend test).
 The code is written for this suite.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 from jax import lax
+from jax.experimental import rnn
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
@@ -148,3 +151,44 @@ def test_predicate_stored_in_variable():
         return
     r = jnp.roots(jnp.array([1.0, -3.0, 2.0]))
     assert r.shape == (2,)
+
+
+def _cudnn_usable(activation, use_bias=True):
+    """keras-style: checks of the arguments and a backend predicate in one ``and`` chain."""
+    return activation is jnp.tanh and use_bias and _accelerator_is_nvidia()
+
+
+def _shapes_usable(x):
+    return x.ndim == 3
+
+
+def _lstm(x):
+    h = jnp.zeros((1, x.shape[0], 8), x.dtype)
+    weights = jnp.zeros((448,), x.dtype)
+    seq = jnp.full((x.shape[0],), x.shape[1], jnp.int32)
+    return h, weights, seq
+
+
+def fused_lstm(x, activation):
+    if not _cudnn_usable(activation):
+        raise NotImplementedError
+    h, weights, seq = _lstm(x)
+    y, _, _ = rnn.lstm(x, h, h, weights, seq, 4, 8, 1, 0.0, False)
+    return y
+
+
+def fused_lstm_of_any_backend(x):
+    if not _shapes_usable(x):
+        raise NotImplementedError
+    h, weights, seq = _lstm(x)
+    y, _, _ = rnn.lstm(x, h, h, weights, seq, 4, 8, 1, 0.0, False)  # expect: JT003 lstm
+    return y
+
+
+def test_predicate_with_arguments():
+    x = jnp.ones((2, 5, 4), jnp.float32)
+    try:
+        y = fused_lstm(x, jnp.tanh)
+    except NotImplementedError:
+        y = x[..., :8]
+    assert y.shape[:2] == (2, 5)

@@ -7,7 +7,9 @@ tests/shard_map_test.py (``jax.make_jaxpr`` of sharded bodies to inspect the col
 bind) and qutip/qutip-jax src/qutip_jax/linalg.py (a table of eigensolvers picked by
 Hermiticity and whether vectors are wanted) and brainpy/BrainPy brainpy/math/linalg.py
 (module-level re-exports through a wrapping helper, ``eig = _compatible_with_brainpy_array(
-linalg.eig, module="linalg.")``). The code is written for this suite.
+linalg.eig, module="linalg.")``) and pymc-devs/pytensor pytensor/tensor/rewriting/linalg/solvers.py
+(``_load_solve_sylvester()``, a loader returning the API, called in a ``try`` only to see that
+the import works). The code is written for this suite.
 """
 
 from __future__ import annotations
@@ -145,3 +147,30 @@ def test_call_table_entry():
 def test_alias_called_here():
     w, _ = _eig_alias(_square())
     assert w.shape == (3,)
+
+
+def _load_solve_sylvester():
+    # a loader its module only calls to see that the import works
+    from jax.scipy.linalg import solve_sylvester
+
+    return solve_sylvester
+
+
+def _load_schur():
+    from jax.scipy.linalg import schur
+
+    return schur  # expect(tpu): JT003 schur
+
+
+def test_import_probe_through_a_loader():
+    try:
+        _load_solve_sylvester()
+        have = True
+    except ImportError:
+        have = False
+    assert have
+
+
+def test_loaded_function_is_called():
+    t, _ = _load_schur()(jnp.eye(3))
+    assert t.shape == (3, 3)

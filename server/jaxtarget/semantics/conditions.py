@@ -419,7 +419,9 @@ class Conditions:
             if isinstance(arg, (ast.GeneratorExp, ast.ListComp)):
                 # every device of a process has the same platform
                 return self.sets(arg.elt, [*chain, arg], depth)
-        if isinstance(test.func, ast.Name) and not test.args and depth < 4:
+        if isinstance(test.func, ast.Name) and depth < 4:
+            # a function of this module; what it is called with is read as unknown, so only
+            # a backend test in its body decides (``return use_bias and _is_gpu_available()``)
             body = self.values.returned_by(test.func, chain)
             if body is not None:
                 return self.sets(body[0], body[1], depth + 1)
@@ -430,7 +432,7 @@ class Conditions:
             last = last_return_after_falsy_exits(found[0]) if found is not None else None
             if found is not None and last is not None:
                 return self.sets(last, found[1], depth + 1)[0], ALL
-            imported = self._imported(test.func, chain)
+            imported = self._imported(test.func, chain) if not test.args else None
             if imported is not None:
                 return imported
         if isinstance(test.func, ast.Attribute) and not test.args and not test.keywords and name is None:

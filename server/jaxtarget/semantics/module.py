@@ -355,6 +355,7 @@ def analyse(
         or view.chunk_last_line(ln) - ln <= _PREDICATE_LINES
     ]
     view.ensure(setup)
+    _ensure_calling_predicates(view, text, setup)
 
     # the gate words are looked up in the text's word index, which an edit updates in place
     def spells(word: str) -> bool:
@@ -460,6 +461,38 @@ def _resolve(
                 out.append((cand, name, by))
     out.sort(key=lambda r: (r[0].line, r[0].byte_col))
     return out
+
+
+#: how many small functions calling one another a predicate is read through (sparse views)
+_PREDICATE_DEPTH = 3
+_TOP_DEF = re.compile(r"(?:async\s+)?def\s+(\w+)")
+
+
+def _ensure_calling_predicates(view: SourceView, text: Lines, setup: list[int]) -> None:
+    """Parse the small functions that call a small function holding a backend word: they
+    may be predicates too (``cudnn_ok`` returning ``... and _is_gpu_available()``), up to
+    ``_PREDICATE_DEPTH`` calls away. A whole-module view has everything parsed already."""
+    lines = setup
+    for _ in range(_PREDICATE_DEPTH):
+        names = {name for ln in lines if view.is_definition(ln) and (name := _def_around(text, ln))}
+        if not names:
+            return
+        lines = [
+            ln
+            for ln in lines_with_words(text, names)
+            if ln not in view and view.is_definition(ln) and view.chunk_last_line(ln) - ln <= _PREDICATE_LINES
+        ]
+        if not view.ensure(lines):
+            return
+
+
+def _def_around(text: Lines, line: int) -> str | None:
+    """The name of the top-level function whose (small) body holds ``line``."""
+    for k in range(line, max(line - _PREDICATE_LINES, 0), -1):
+        found = _TOP_DEF.match(text.text(k))
+        if found:
+            return found.group(1)
+    return None
 
 
 def jax_module_name(path: str | None) -> str | None:

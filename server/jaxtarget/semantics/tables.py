@@ -112,12 +112,32 @@ def through_module_names(module: ModuleUses, ref: Use) -> None:
     # also one defined under a module-level `if`: its callers are the module's own, and it
     # runs where they call it
     func = _module_function(chain)
+    if func is not None and _returned_to_no_one(module, func, chain, ref.node):
+        ref.inspected = True
     if func is not None and (_helper_of_tests(module, func) or func.name.startswith("_")):
         reach = _callers_reach(module, func)
         if reach is not None:
             ref.allowed = as_allowed(reach if ref.allowed is None else reach & ref.allowed)
     if _in_unused_local_function(chain):
         ref.allowed = frozenset()
+
+
+def _returned_to_no_one(
+    module: ModuleUses, func: ast.FunctionDef | ast.AsyncFunctionDef, chain: Sequence[ast.AST], node: ast.AST
+) -> bool:
+    """``return api`` in a private function that its module only calls as a statement, its
+    result dropped (``_load_solve_sylvester()`` inside a ``try``: a probe that the import
+    works): nothing calls the API it returns."""
+    if not (func.name.startswith("_") and isinstance(chain[-1], ast.Return) and chain[-1].value is node):
+        return False
+    sites = module.uses_of(func.name)
+    return bool(sites) and all(
+        len(above) > 1
+        and isinstance(above[-1], ast.Call)
+        and above[-1].func is site
+        and isinstance(above[-2], ast.Expr)
+        for site, above in sites
+    )
 
 
 #: calls that can reach a function's local names without naming them
