@@ -125,6 +125,28 @@ def test_dot_presets_are_found_only_where_visible(check: CheckFn, call: str, fou
         # the parameters refine the default GPU backend's entry (Mosaic GPU: no ROCm in 0.10.2)
         (", compiler_params=plgpu.CompilerParams(num_warps=4)", ("rocm",), None),
         (", compiler_params=params", ("tpu",), None),
+        # Triton parameters only on GPUs: elsewhere the default entry stands (modelled on
+        # openxla/tokamax tokamax/_src/hlo_utils_test.py)
+        (
+            ', compiler_params=plgpu.CompilerParams() if jax.default_backend() == "gpu" else None',
+            ("cpu",),
+            "without interpret=True only lowers on cuda, tpu; target 'cpu'",
+        ),
+        (
+            ', compiler_params=plgpu.CompilerParams() if jax.default_backend() == "gpu" else None',
+            ("tpu",),
+            None,
+        ),
+        (
+            ', compiler_params=plgpu.CompilerParams() if jax.default_backend() == "gpu" else None',
+            ("cuda",),
+            None,
+        ),
+        (
+            ', compiler_params=plgpu.CompilerParams() if jax.default_backend() == "tpu" else None',
+            ("tpu",),
+            "with Triton compiler_params",
+        ),
         # Mosaic GPU through pallas_call (jax 0.10.2: cuda and rocm lower it, tpu does not)
         (", compiler_params=plmgpu.CompilerParams()", ("tpu",), "with Mosaic GPU compiler_params"),
         (", compiler_params=plmgpu.CompilerParams()", ("cuda", "rocm"), None),

@@ -188,9 +188,11 @@ class Rule:
         """References to this rule's APIs that a reachable target cannot lower.
 
         Where several entries of one API hold at a use, an entry another one refines is
-        set aside (``pallas_call`` with Triton ``compiler_params`` is not the default
-        GPU backend's case), and of the rest the one that fails on the most targets is
-        reported (``eig`` on tpu with ``implementation=MAGMA``, which fails on cpu too).
+        set aside on the platforms where that one holds (``pallas_call`` with Triton
+        ``compiler_params`` is not the default GPU backend's case, but where the parameters
+        are given only on GPUs the default entry stands elsewhere), and of the rest the one
+        that fails on the most targets is reported (``eig`` on tpu with
+        ``implementation=MAGMA``, which fails on cpu too).
         """
         holding: dict[int, list[tuple[Reference, Api]]] = {}
         for ref, api in self.references(ctx):
@@ -207,9 +209,12 @@ class Rule:
                 continue
             best: Violation | None = None
             for ref, api in entries:
-                if any(_refines(other, api) for _, other in entries):
-                    continue
                 failing = ctx.failing(ref, api)
+                for _, other in entries:
+                    if other.condition is not None and _refines(other, api):
+                        # where the narrower entry holds it says more; elsewhere this one stands
+                        # (`compiler_params=plgpu.CompilerParams() if on_gpu else None`)
+                        failing -= condition_platforms(ctx.module, ref, other.condition)
                 # the most failing targets; on a tie the narrower entry (it says more)
                 rank = (len(failing), -len(api.platforms(ctx.version)))
                 if failing and (
