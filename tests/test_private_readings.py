@@ -7,8 +7,9 @@ folder (a ``pyproject.toml``) on disk:
 - a kernel in a private function that its module never names again, and that no other
   Python file of the project spells, never runs: not reported; nor through a chain of
   private callers whose last one is such a function;
-- it is reported where another module imports it, names it in a string, or the module
-  itself names it in a string; where a decorator may register it; where the project has
+- it is reported where another module uses it (on any line but a one-line ``from ...
+  import`` of it without an alias: a module that only imports it runs nothing), names it in
+  a string, or the module itself names it in a string; where a decorator may register it; where the project has
   no root marker (nothing can be known); for a public function; and for a dunder;
 - a function defined in another function that never names it (no call, return or store)
   never runs either, unless decorated, declared `global`, recursive, a class's method, or in
@@ -80,7 +81,8 @@ def test_private_functions_nothing_runs_are_not_reported(check: CheckFn, tmp_pat
 @pytest.mark.parametrize(
     ("where", "text"),
     [
-        ("import", "from pkg.ring import _flash_fwd, _left_over\n"),
+        ("import", "from pkg.ring import _flash_fwd, _left_over\n\nKERNELS = [_flash_fwd, _left_over]\n"),
+        ("alias", "from pkg.ring import _flash_fwd as fwd\nfrom pkg.ring import _left_over as rest\n"),
         (
             "string",
             "import pkg.ring\n\nFWD = getattr(pkg.ring, '_flash_fwd'), getattr(pkg.ring, '_left_over')\n",
@@ -93,6 +95,22 @@ def test_a_name_another_file_spells_may_run(check: CheckFn, tmp_path: Path, wher
     (tmp_path / ("scripts" if where == "script" else "pkg")).mkdir(exist_ok=True)
     (tmp_path / ("scripts" if where == "script" else "pkg") / "user.py").write_text(text)
     assert _lines(check, module) == [9, 21]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "from pkg.ring import _flash_fwd, _left_over\n",
+        "from pkg.ring import _flash_fwd  # kept for later\nfrom pkg.ring import _left_over\n\nx = 1\n",
+        "from pkg import ring\nfrom pkg.ring import _left_over, _flash_fwd\n\nring.public = None\n",
+    ],
+)
+def test_a_name_other_files_only_import_never_runs(check: CheckFn, tmp_path: Path, text: str) -> None:
+    """Modelled on james-zhengql/flex_attention_tpu, whose reference kernel two modules import
+    and neither calls."""
+    module = _project(tmp_path, RING)
+    (tmp_path / "pkg" / "user.py").write_text(text)
+    assert _lines(check, module) == []
 
 
 FOUND = """\
@@ -148,7 +166,7 @@ def test_a_result_that_read_other_files_is_not_cached(tmp_path: Path) -> None:
         return [line.split(" ", 2)[0] for line in out.stdout.splitlines() if line.startswith("pkg/")]
 
     assert found() == []
-    (tmp_path / "pkg" / "user.py").write_text("from pkg.ring import _left_over\n")
+    (tmp_path / "pkg" / "user.py").write_text("from pkg.ring import _left_over\n\n_left_over(1)\n")
     assert found() == ["pkg/ring.py:21:15:"]
     (tmp_path / "pkg" / "user.py").unlink()
     assert found() == []
@@ -158,15 +176,15 @@ def test_a_project_too_large_or_a_file_too_big_is_not_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     module = _project(tmp_path, RING)
-    (tmp_path / "pkg" / "user.py").write_text("from pkg.ring import _left_over\n")
+    (tmp_path / "pkg" / "user.py").write_text("from pkg.ring import _left_over\n\n_left_over(1)\n")
     assert project_names.spelled_elsewhere(str(module), "_left_over") is True
     assert project_names.spelled_elsewhere(str(module), "_flash_fwd") is False
     assert project_names.spelled_elsewhere(None, "_flash_fwd") is None
     monkeypatch.setattr(project_names, "WALK_SECONDS", 0.0)
     big = tmp_path / "pkg" / "generated.py"
-    big.write_text("from pkg.ring import _kernel\n")
+    big.write_text("from pkg.ring import _kernel\n_kernel()\n")
     assert project_names.spelled_elsewhere(str(module), "_kernel") is True
-    big.write_text("from pkg.ring import _kernel\n" + "# generated\n" * 20)
+    big.write_text("from pkg.ring import _kernel\n_kernel()\n" + "# generated\n" * 20)
     monkeypatch.setattr(project_names, "MAX_BYTES", 100)
     assert project_names.spelled_elsewhere(str(module), "_kernel") is False  # generated.py is not read
     monkeypatch.setattr(project_names, "MAX_FILES", 3)  # __init__.py, ring.py, user.py, generated.py
@@ -182,7 +200,7 @@ def test_the_walk_is_kept_for_a_while_and_an_answer_while_no_file_changed(
     monkeypatch.setattr(project_names, "WALK_SECONDS", 3600.0)
     assert project_names.spelled_elsewhere(str(module), "_flash_fwd") is False
     assert project_names.spelled_elsewhere(str(module), "_flash_fwd") is False  # the answer held
-    (tmp_path / "pkg" / "late.py").write_text("from pkg.ring import _flash_fwd\n")
+    (tmp_path / "pkg" / "late.py").write_text("from pkg.ring import _flash_fwd\n_flash_fwd(1)\n")
     assert project_names.spelled_elsewhere(str(module), "_flash_fwd") is False  # the walk is kept
     monkeypatch.setattr(project_names, "WALK_SECONDS", 0.0)
     assert project_names.spelled_elsewhere(str(module), "_flash_fwd") is True  # walked again

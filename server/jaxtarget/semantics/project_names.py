@@ -1,11 +1,13 @@
 """Whether another file of the project spells a name.
 
-A private function that its own module never uses may still be imported by another module
-of the project (``from .attention import _flash_fwd``), or named in a string there
-(``getattr(kernels, "_flash_fwd")``). Only where no other Python file of the project spells
-its name, as a whole word, is it known to run nowhere. The project is the folder of the
-nearest ``pyproject.toml``, ``setup.py`` or ``setup.cfg`` above the file; its Python files
-are those ``check`` would walk (no virtual environments, VCS or tool-cache folders).
+A private function that its own module never uses may still be used by another module
+of the project (``from .attention import _flash_fwd``, then ``_flash_fwd(q)``), or named in
+a string there (``getattr(kernels, "_flash_fwd")``). Only where no other Python file of the
+project spells its name, as a whole word, other than on a one-line ``from ... import`` of
+it without an alias (which binds it and runs nothing), is it known to run nowhere. The
+project is the folder of the nearest ``pyproject.toml``, ``setup.py`` or ``setup.cfg``
+above the file; its Python files are those ``check`` would walk (no virtual environments,
+VCS or tool-cache folders).
 Without such a folder, or with more than ``MAX_FILES`` files to read, nothing is known.
 
 The walk of a project is kept for ``WALK_SECONDS`` and an answer for as long as no file
@@ -68,9 +70,18 @@ def _walk(root: Path) -> tuple[tuple[Path, int, int], ...] | None:
     return files
 
 
+#: a one-line ``from module import a, b`` (no alias, no brackets): it binds, it runs nothing
+_PLAIN_IMPORT = re.compile(
+    rb"[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+\w+(?:[ \t]*,[ \t]*\w+)*[ \t]*,?[ \t]*(?:#.*)?"
+)
+
+
 def spelled_elsewhere(path: str | None, name: str) -> bool | None:
     """Whether a Python file of the project other than ``path`` spells ``name`` as a word
-    (None: unknown, for a file outside any project or a project too large to read)."""
+    other than in a plain import of it (None: unknown, for a file outside any project or a
+    project too large to read). A file that imports the name and never spells it again
+    (``from pkg.flash import _reference_fwd`` left over) does not use it; an alias
+    (``import ... as``), a string or any other line does."""
     if path is None:
         return None
     here = Path(path).resolve()
@@ -94,9 +105,17 @@ def spelled_elsewhere(path: str | None, name: str) -> bool | None:
             data = file.read_bytes()
         except OSError:
             return None  # a file that cannot be read may name it
-        if word.search(data):
+        if any(not _plain_import_line(data, m.start()) for m in word.finditer(data)):
             spelled = True
             break
     with _LOCK:
         _ANSWERS[key] = (files, spelled)
     return spelled
+
+
+def _plain_import_line(data: bytes, at: int) -> bool:
+    """Whether the line holding offset ``at`` is a one-line ``from ... import`` without an alias."""
+    start = data.rfind(b"\n", 0, at) + 1
+    end = data.find(b"\n", at)
+    line = data[start : end if end != -1 else len(data)].rstrip(b"\r")
+    return _PLAIN_IMPORT.fullmatch(line) is not None
