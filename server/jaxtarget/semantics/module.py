@@ -18,7 +18,6 @@ import ast
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TypeVar
 
 from ..model import Span
@@ -27,7 +26,7 @@ from . import devices, handled, pins, traced, uses
 from .aliases import through_alias
 from .conditions import Allowed
 from .guards import Guards
-from .predicates import import_root
+from .predicates import jax_module_name
 from .resolver import Binding, Query, Resolver, Spot
 from .scopes import (
     AMBIGUOUS,
@@ -465,7 +464,6 @@ def _resolve(
 
 #: how many small functions calling one another a predicate is read through (sparse views)
 _PREDICATE_DEPTH = 3
-_TOP_DEF = re.compile(r"(?:async\s+)?def\s+(\w+)")
 
 
 def _ensure_calling_predicates(view: SourceView, text: Lines, setup: list[int]) -> None:
@@ -474,7 +472,7 @@ def _ensure_calling_predicates(view: SourceView, text: Lines, setup: list[int]) 
     ``_PREDICATE_DEPTH`` calls away. A whole-module view has everything parsed already."""
     lines = setup
     for _ in range(_PREDICATE_DEPTH):
-        names = {name for ln in lines if view.is_definition(ln) and (name := _def_around(text, ln))}
+        names = {name for ln in lines if (name := view.defined_name(ln)) is not None}
         if not names:
             return
         lines = [
@@ -484,25 +482,6 @@ def _ensure_calling_predicates(view: SourceView, text: Lines, setup: list[int]) 
         ]
         if not view.ensure(lines):
             return
-
-
-def _def_around(text: Lines, line: int) -> str | None:
-    """The name of the top-level function whose (small) body holds ``line``."""
-    for k in range(line, max(line - _PREDICATE_LINES, 0), -1):
-        found = _TOP_DEF.match(text.text(k))
-        if found:
-            return found.group(1)
-    return None
-
-
-def jax_module_name(path: str | None) -> str | None:
-    """The dotted name of a module of a ``jax`` package (``jax.experimental.sparse.linalg``),
-    read from the ``__init__.py`` files above it; None for any other file."""
-    if not path or not path.endswith(".py"):
-        return None
-    _, dotted = import_root(Path(path))
-    dotted = dotted.removesuffix(".__init__")
-    return dotted if dotted.startswith("jax.") else None
 
 
 def _defined_here(cand: Candidate, index: ScopeIndex, tree: ast.Module) -> bool:

@@ -104,6 +104,16 @@ def import_root(path: Path) -> tuple[Path, str]:
     return folder, ".".join(reversed(parts))
 
 
+def jax_module_name(path: str | None) -> str | None:
+    """The dotted name of a module of a ``jax`` package (``jax.experimental.sparse.linalg``),
+    read from the ``__init__.py`` files above it; None for any other file."""
+    if not path or not path.endswith(".py"):
+        return None
+    _, dotted = import_root(Path(path))
+    dotted = dotted.removesuffix(".__init__")
+    return dotted if dotted.startswith("jax.") else None
+
+
 def import_roots(path: Path) -> list[Path]:
     """Where absolute imports of the file at ``path`` find the project's modules, nearest first."""
     roots = [import_root(path)[0]]

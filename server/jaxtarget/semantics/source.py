@@ -254,6 +254,10 @@ class SparseModule:
         """Whether the top-level statement holding ``line`` is a def, class or decorated one."""
         return self.chunk_first_line(line).startswith(("def ", "async ", "class ", "@"))
 
+    def defined_name(self, line: int) -> str | None:
+        """The name the def or class holding ``line`` binds (None: another statement)."""
+        return self._kinds().names[self._chunk_of(line)]
+
     def may_bind_module_name(self, line: int, name: str) -> bool:
         """Whether the top-level statement holding ``line`` can bind ``name`` in module scope.
 
@@ -396,6 +400,9 @@ class FullView:
     def is_definition(self, line: int) -> bool:
         return False
 
+    def defined_name(self, line: int) -> str | None:
+        return None  # everything is parsed: no definition is ever looked for
+
     def chunk_index(self, line: int) -> int:
         """The index of the top-level statement holding ``line`` (its decorators included)."""
         if self._firsts is None:
@@ -430,6 +437,8 @@ class SourceView(Protocol):
     def binding_lines(self, lines: Sequence[int], name: str) -> list[int]: ...
 
     def is_definition(self, line: int) -> bool: ...
+
+    def defined_name(self, line: int) -> str | None: ...
 
     def chunk_index(self, line: int) -> int: ...
 

@@ -324,27 +324,38 @@ def _jit_consumed(g: Guards, call: ast.Call, above: Sequence[ast.AST]) -> frozen
     # up through transforms (`jax.jit(jax.vmap(f))`) to the exporter, if any
     while above and isinstance(above[-1], ast.Call) and above[-1].args and above[-1].args[0] is call:
         call, above = above[-1], above[:-1]
-        name = g.callee(call)
-        if name in EXPORTERS:
-            return _exported_platforms(call, name)
-        if name not in TRANSFORMS:
-            return None
+        if g.callee(call) not in TRANSFORMS:
+            return _exported_by(g, call)
     if not above:
         return None
-    parent = above[-1]
-    variable = assigned_name(parent, call)
+    return _handed_on(g, call, above, lambda holder, _: _exported_by(g, holder))
+
+
+def _exported_by(g: Guards, call: ast.Call) -> frozenset[str] | None:
+    """The platforms ``call`` lowers its first argument for, if it is an exporter."""
+    name = g.callee(call)
+    return _exported_platforms(call, name) if name is not None and name in EXPORTERS else None
+
+
+def _handed_on(
+    g: Guards,
+    call: ast.Call,
+    above: Sequence[ast.AST],
+    pin_of: Callable[[ast.Call, list[ast.AST]], frozenset[str] | None],
+) -> frozenset[str] | None:
+    """For ``call`` (``above``: its ancestors) whose value is kept in a local variable, the
+    union of what ``pin_of`` reads from each call that variable is handed to as the first
+    argument (None: no use, or one that is no such call or pins nothing)."""
+    variable = assigned_name(above[-1], call)
     loads = local_loads(above, variable) if variable else None
     if not loads:
         return None
     out: frozenset[str] = frozenset()
     for load, chain in loads:
         holder = chain[-1] if chain else None
-        name = g.callee(holder) if isinstance(holder, ast.Call) else None
-        if not (
-            isinstance(holder, ast.Call) and holder.args and holder.args[0] is load and name in EXPORTERS
-        ):
+        if not (isinstance(holder, ast.Call) and holder.args and holder.args[0] is load):
             return None
-        got = _exported_platforms(holder, name)
+        got = pin_of(holder, chain)
         if got is None:
             return None
         out |= got
@@ -357,7 +368,7 @@ def _pinned_by_call(g: Guards, call: ast.Call, chain: Sequence[ast.AST]) -> froz
     name = g.callee(call)
     if name in HOST_COMPILERS:
         return HOST_COMPILERS[name]
-    if name in EXPORTERS:
+    if name is not None and name in EXPORTERS:
         return _exported_platforms(call, name)
     if name == JIT:
         return _jit_platforms(g, call, chain)
@@ -456,20 +467,12 @@ def _exported_result(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> 
     call = ancestors[-1] if ancestors else None
     if not (isinstance(call, ast.Call) and call.func is node and len(ancestors) > 1):
         return None
-    variable = assigned_name(ancestors[-2], call)
-    loads = local_loads(ancestors[:-1], variable) if variable else None
-    if not loads:
-        return None
-    out: frozenset[str] = frozenset()
-    for load, chain in loads:
-        holder = chain[-1] if chain else None
-        if not (isinstance(holder, ast.Call) and holder.args and holder.args[0] is load):
-            return None
-        got = _pinned_by_call(g, holder, chain) or _jit_consumed(g, holder, chain[:-1])
-        if got is None:
-            return None
-        out |= got
-    return out
+    return _handed_on(
+        g,
+        call,
+        ancestors[:-1],
+        lambda holder, chain: _pinned_by_call(g, holder, chain) or _jit_consumed(g, holder, chain[:-1]),
+    )
 
 
 def pinned_call(g: Guards, call: ast.Call, arg: ast.AST, where: Sequence[ast.AST]) -> frozenset[str] | None:
