@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from jaxtarget.engine import Analysis, Engine
 from jaxtarget.rules.registry import WANTED
 from jaxtarget.semantics.module import analyse
+from jaxtarget.semantics.passing import local_loads
 from jaxtarget.semantics.source import ChunkCache, SparseModule
 from jaxtarget.semantics.text import Lines
-from jaxtarget.semantics.uses import local_loads
 
 from .conftest import ROOT, make_engine
 from .test_resolution import LOOKALIKES, SPELLINGS

@@ -4,7 +4,7 @@ Rule-agnostic readings of device expressions, read from the parsed code and the 
 resolver confirmed: ``jax.devices("cpu")[0]``, the devices of a TPU topology described for
 ahead-of-time compilation (``topologies.get_topology_desc(..., platform="tpu").devices``),
 reshaped or wrapped into a ``Mesh``, and the ``SingleDeviceSharding`` / ``NamedSharding``
-a jit call's ``in_shardings`` / ``out_shardings`` place on (uses.py reads them as pins).
+a jit call's ``in_shardings`` / ``out_shardings`` place on (placed.py reads them as pins).
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 
 from .conditions import DEFS
 from .guards import Guards
+from .passing import JIT, PARTIAL, assigned_name, innermost_def, local_loads
 from .tables import ModuleUses
-from .uses import JIT, PARTIAL, assigned_name, innermost_def, local_loads
 from .vocabulary import ABSENCE_CATCHERS, LOWERING_CATCHERS, TRACE_CATCHERS, catches
 
 #: how many callers up a function is followed to see whether something stages it

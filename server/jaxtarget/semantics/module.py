@@ -22,7 +22,7 @@ from typing import TypeVar
 
 from ..model import Span
 from ..platforms import ALL_PLATFORMS
-from . import devices, handled, pins, traced, uses
+from . import devices, handled, pins, placed, traced, uses
 from .aliases import through_alias
 from .conditions import Allowed
 from .guards import Guards
@@ -530,14 +530,14 @@ def _references(
                 call,
                 allowed,
                 by,
-                pinned=uses.pinned(guards, c.ancestors, c.node),
+                pinned=placed.pinned(guards, c.ancestors, c.node),
                 inspected=uses.inspected(guards, c.ancestors, c.node),
                 expects_error=guards.expects_error(c.ancestors),
                 caught=handled.caught(c.ancestors, c.node),
                 compiled_caught=handled.compiled_caught(guards, c.ancestors, c.node),
                 absence_caught=handled.absence_caught(c.ancestors, c.node),
                 traced_only=traced.traced_only(guards, c.ancestors, c.node),
-                branch=uses.branch(guards, c.ancestors, c.node),
+                branch=placed.branch(guards, c.ancestors, c.node),
                 keywords=uses.keywords(guards, c.ancestors, c.node),
             )
         )

@@ -18,7 +18,7 @@ from pathlib import PurePath
 from typing import Protocol
 
 from ..platforms import ALL_PLATFORMS, platforms_of
-from . import uses
+from . import passing, placed, uses
 from .conditions import DEFS, Allowed, as_allowed
 from .entry import Entry
 from .guards import Guards
@@ -98,7 +98,7 @@ def through_module_names(module: ModuleUses, ref: Use) -> None:
         for site, above in sites:
             parent = above[-1]
             got = (
-                uses.pinned_call(module.guards, parent, site, above[:-1])
+                placed.pinned_call(module.guards, parent, site, above[:-1])
                 if isinstance(parent, ast.Call)
                 else None
             )
@@ -152,11 +152,11 @@ def _in_unused_local_function(chain: Sequence[ast.AST]) -> bool:
     for k, node in enumerate(chain):
         if not isinstance(node, DEFS) or node.decorator_list:
             continue
-        at = uses.innermost_def(chain[:k], kinds=(*DEFS, ast.ClassDef, ast.Lambda))
+        at = passing.innermost_def(chain[:k], kinds=(*DEFS, ast.ClassDef, ast.Lambda))
         scope = chain[at] if at is not None else None
         if not isinstance(scope, DEFS):
             continue
-        if uses.local_loads(chain[:k], node.name) == [] and not any(
+        if passing.local_loads(chain[:k], node.name) == [] and not any(
             (isinstance(n, (ast.Global, ast.Nonlocal)) and node.name in n.names)
             or (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _SCOPE_READERS)
             for n in ast.walk(scope)
@@ -239,7 +239,7 @@ def _registered_reach(g: Guards, site: ast.AST, above: Sequence[ast.AST]) -> fro
         if not (isinstance(parent, ast.Call) and any(a is node for a in parent.args)):
             return None
         callee = g.callee(parent)
-        if callee in (uses.LOWER_FUN, uses.PARTIAL) and parent.args[0] is node:
+        if callee in (uses.LOWER_FUN, passing.PARTIAL) and parent.args[0] is node:
             node = parent
             continue
         if callee == uses.REGISTER_LOWERING or callee is None or not callee.startswith("jax."):
@@ -309,7 +309,7 @@ def _read_by_backend(module: ModuleUses, name: str) -> bool:
         if position >= len(params):
             return False
         param = params[position]
-        loads = uses.local_loads(inside, param)
+        loads = passing.local_loads(inside, param)
         if not loads or not all(_by_backend(g, param, n, c) for n, c in loads):
             return False
     return True

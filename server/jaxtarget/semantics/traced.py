@@ -12,8 +12,8 @@ import ast
 from collections.abc import Sequence
 
 from .guards import Guards
+from .passing import PARTIAL, TRACE_ONLY, TRANSFORMS, assigned_name, innermost_def, local_loads
 from .predicates import imported_traces, only_traces, static_callee
-from .uses import PARTIAL, TRACE_ONLY, TRANSFORMS, assigned_name, innermost_def, local_loads
 
 
 def _traced_by(g: Guards, call: ast.Call, where: Sequence[ast.AST]) -> bool:
