@@ -284,6 +284,30 @@ def kernel_also_called(spec, x):
 def kernel_exported_for_cpu(spec):
     copy = pl.pallas_call(_kernel, out_shape=spec)  # found
     return pl.lower_as_mlir(jax.jit(copy), spec, platforms=["cpu"])
+
+
+def kernel_rebound_through_vmap(spec):
+    copy = pl.pallas_call(_kernel, out_shape=spec)
+    copy = jax.vmap(copy)
+    return pl.lower_as_mlir(jax.jit(copy), spec)
+
+
+def kernel_rebound_then_called(spec, x):
+    copy = pl.pallas_call(_kernel, out_shape=spec)  # found
+    copy = jax.vmap(copy)
+    pl.lower_as_mlir(jax.jit(copy), spec)
+    return copy(x)
+
+
+def kernel_vmapped_under_another_name(spec):
+    copy = pl.pallas_call(_kernel, out_shape=spec)  # found
+    batched = jax.vmap(copy)
+    return pl.lower_as_mlir(jax.jit(batched), spec)
+
+
+def kernel_only_rebound(spec):
+    copy = pl.pallas_call(_kernel, out_shape=spec)  # found
+    copy = jax.vmap(copy)
 """
 
 

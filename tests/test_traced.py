@@ -114,6 +114,47 @@ def test_a_project_helper_that_only_traces(
     assert [f.span.line for f in check(USER, ("cpu",), str(test)).findings] == lines
 
 
+USER_SPELLED = """\
+import jax
+from jax.experimental import pallas as pl
+
+{imports}
+
+
+def test_spec(k, x):
+    f = pl.pallas_call(k, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))
+    return {call}(f, x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("imports", "call", "module", "lines"),
+    [
+        ("import mykernels", "mykernels.trace", TRACE_MODULE, []),  # palladium's `palladium.trace(f, ...)`
+        ("import mykernels.tracing as tr", "tr.trace", TRACE_MODULE, []),
+        ("import mykernels.tracing", "mykernels.tracing.trace", TRACE_MODULE, []),
+        ("from mykernels import tracing", "tracing.trace", TRACE_MODULE, []),
+        ("import mykernels", "mykernels.trace", TRACE_MODULE.replace("jax.make_jaxpr", "jax.jit"), [8]),
+        ("import mykernels\nmykernels = object()", "mykernels.trace", TRACE_MODULE, [9]),  # rebound
+        ("import numpy as mykernels", "mykernels.trace", TRACE_MODULE, [8]),  # not the project's
+    ],
+)
+def test_a_project_helper_that_only_traces_called_through_its_module(
+    check: CheckFn, tmp_path: Path, imports: str, call: str, module: str, lines: list[int]
+) -> None:
+    """Modelled on nicholasjng/palladium tests/test_12_matmul.py (`import palladium`, then
+    `palladium.trace(pl.pallas_call(...), ...)`): the module's function is read from its file."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "mykernels").mkdir()
+    (tmp_path / "mykernels" / "__init__.py").write_text("from .tracing import trace\n")
+    (tmp_path / "mykernels" / "tracing.py").write_text(module)
+    (tmp_path / "tests").mkdir()
+    text = USER_SPELLED.format(imports=imports, call=call)
+    test = tmp_path / "tests" / "test_spec.py"
+    test.write_text(text)
+    assert [f.span.line for f in check(text, ("cpu",), str(test)).findings] == lines
+
+
 NESTED = """\
 import jax
 from jax.experimental import pallas as pl

@@ -99,20 +99,24 @@ def handed_on(
 ) -> frozenset[str] | None:
     """For ``call`` (``above``: its ancestors) whose value is kept in a local variable, the
     union of what ``pin_of`` reads from each call that variable is handed to as the first
-    argument (None: no use, or one that is no such call or pins nothing)."""
+    argument (None: no use, or one that is no such call or pins nothing). A transform that
+    rebinds the variable to its own result (``f = jax.vmap(f)``) hands it on under the same
+    name, whose other uses are read."""
     variable = assigned_name(above[-1], call)
     loads = local_loads(above, variable) if variable else None
     if not loads:
         return None
-    out: frozenset[str] = frozenset()
+    out: frozenset[str] | None = None
     for load, chain in loads:
         holder = chain[-1] if chain else None
         if not (isinstance(holder, ast.Call) and holder.args and holder.args[0] is load):
             return None
+        if len(chain) > 1 and g.callee(holder) in TRANSFORMS and assigned_name(chain[-2], holder) == variable:
+            continue
         got = pin_of(holder, chain)
         if got is None:
             return None
-        out |= got
+        out = got if out is None else out | got
     return out
 
 

@@ -195,22 +195,10 @@ def imported_file(path: str | None, stmt: ast.ImportFrom, name: str) -> tuple[Pa
     return (found, alias.name) if found is not None and found != here else None
 
 
-def imported_predicate(
-    path: str | None, stmt: ast.ImportFrom, name: str, comparison: Comparison = None
-) -> Sets | None:
-    """Where the function ``stmt`` imports as ``name`` is true and false, when a project file defines it."""
-    found = imported_file(path, stmt, name)
-    return file_predicate(found[0], found[1], comparison) if found is not None else None
-
-
-def module_predicate(
-    path: str | None,
-    stmt: ast.Import | ast.ImportFrom,
-    name: str,
-    function: str,
-    comparison: Comparison = None,
-) -> Sets | None:
-    """Where ``name.function()`` is true and false, ``name`` being the project module ``stmt``
+def _module_function(
+    path: str | None, stmt: ast.Import | ast.ImportFrom, name: str, function: str
+) -> tuple[Path, str] | None:
+    """The project file defining ``name.function``, ``name`` being the project module ``stmt``
     imports (``from jaxite.jaxite_cggi import jax_helpers``, ``import mylib.utils as utils``,
     ``import helpers``)."""
     importing = _importing(path, stmt, name)
@@ -223,9 +211,7 @@ def module_predicate(
     else:
         # `import helpers` names the module itself; `import mylib.utils` binds only `mylib`
         found = module_file(here, alias.name, 0) if alias.asname or "." not in alias.name else None
-    if found is None or found == here:
-        return None
-    return file_predicate(found, function, comparison)
+    return (found, function) if found is not None and found != here else None
 
 
 def _dotted(node: ast.expr) -> list[str] | None:
@@ -237,19 +223,17 @@ def _dotted(node: ast.expr) -> list[str] | None:
     return [node.id, *reversed(parts)] if isinstance(node, ast.Name) else None
 
 
-def project_predicate(
-    path: str, tree: ast.Module, func: ast.expr, comparison: Comparison = None
-) -> Sets | None:
-    """Where a predicate another project module defines is true and false: ``has_gpu()``
-    after ``from .utils import has_gpu``; ``utils.has_gpu()`` after ``from mylib import
-    utils``, ``import mylib.utils as utils`` or ``import utils``; ``mylib.utils.has_gpu()``
-    after ``import mylib.utils``.
+def project_function(path: str | None, tree: ast.Module, func: ast.expr) -> tuple[Path, str] | None:
+    """The project file, and the function's name there, that a called name spells through the
+    module's imports: ``has_gpu`` after ``from .utils import has_gpu``; ``utils.has_gpu`` after
+    ``from mylib import utils``, ``import mylib.utils as utils`` or ``import utils``;
+    ``mylib.utils.has_gpu`` after ``import mylib.utils``.
 
     Only where top-level imports alone bind the called name's root: one import, or for a
     dotted module, plain ``import mylib...`` statements of which one names that module.
     """
     parts = _dotted(func)
-    if parts is None:
+    if parts is None or path is None:
         return None
     name, function, module = parts[0], parts[-1] if len(parts) > 1 else None, ".".join(parts[:-1])
     imports: list[ast.Import | ast.ImportFrom] = []
@@ -262,18 +246,18 @@ def project_predicate(
                 return None
         elif any((a.asname or a.name.split(".")[0]) == name for a in stmt.names):
             if function is None:
-                return None  # `import helpers; helpers()`: a module is no predicate
+                return None  # `import helpers; helpers()`: a module is no function
             imports.append(stmt)
     if function is None:
         one = imports[0] if len(imports) == 1 else None
-        return imported_predicate(path, one, name, comparison) if isinstance(one, ast.ImportFrom) else None
+        return imported_file(path, one, name) if isinstance(one, ast.ImportFrom) else None
     if len(parts) == 2:
         # `import mylib.utils as utils`, `import helpers`: the name is the module itself
         plain = len(imports) == 1 and (
             isinstance(imports[0], ast.ImportFrom)
             or any(a.asname == name or a.name == name for a in imports[0].names)
         )
-        return module_predicate(path, imports[0], name, function, comparison) if plain else None
+        return _module_function(path, imports[0], name, function) if plain else None
     # `import mylib.utils` binds `mylib`, through which `mylib.utils` is reached
     if not imports or not all(
         isinstance(stmt, ast.Import)
@@ -285,9 +269,16 @@ def project_predicate(
         return None
     here = Path(path).resolve()
     found_file = module_file(here, module, 0)
-    if found_file is None or found_file == here:
-        return None
-    return file_predicate(found_file, function, comparison)
+    return (found_file, function) if found_file is not None and found_file != here else None
+
+
+def project_predicate(
+    path: str, tree: ast.Module, func: ast.expr, comparison: Comparison = None
+) -> Sets | None:
+    """Where a predicate another project module defines is true and false (``project_function``
+    says which imports are read)."""
+    found = project_function(path, tree, func)
+    return file_predicate(found[0], found[1], comparison) if found is not None else None
 
 
 # ---------------------------------------------------------------- functions that only trace
@@ -387,7 +378,8 @@ def file_traces(path: Path, name: str, position: int, hops: int = 1) -> bool:
     return found
 
 
-def imported_traces(path: str | None, stmt: ast.ImportFrom, name: str, position: int) -> bool:
-    """Whether the project function ``stmt`` imports as ``name`` only traces its argument at ``position``."""
-    found = imported_file(path, stmt, name)
+def project_traces(path: str | None, tree: ast.Module, func: ast.expr, position: int) -> bool:
+    """Whether the project function a call spells (``trace`` after ``from palladium import trace``,
+    ``palladium.trace`` after ``import palladium``) only traces its argument at ``position``."""
+    found = project_function(path, tree, func)
     return found is not None and file_traces(found[0], found[1], position)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from .guards import Guards
 from .passing import PARTIAL, TRACE_ONLY, TRANSFORMS, assigned_name, innermost_def, local_loads
-from .predicates import imported_traces, only_traces, static_callee
+from .predicates import only_traces, project_traces, static_callee
 
 
 def _traced_by(g: Guards, call: ast.Call, where: Sequence[ast.AST]) -> bool:
@@ -80,18 +80,18 @@ def _hands_to_tracer(g: Guards, call: ast.Call, position: int, where: Sequence[a
     (``def trace(fn, *args): return jax.make_jaxpr(fn)(*args)``)."""
     if position == 0 and _traced_by(g, call, where):
         return True
-    if not isinstance(call.func, ast.Name):
+    if isinstance(call.func, ast.Name):
+        found = g.values.function(call.func, where)
+        if found is not None:
+            tree = g.tree
+            return only_traces(found[0], position, lambda c: g.callee(c) or static_callee(tree, c))
+    root = call.func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name) or g.values.bound_locally(root.id, where):
         return False
-    found = g.values.function(call.func, where)
-    if found is not None:
-        tree = g.tree
-        return only_traces(found[0], position, lambda c: g.callee(c) or static_callee(tree, c))
-    name = call.func.id
-    if g.values.bound_locally(name, where):
-        return False
-    froms = (s for s in g.tree.body if isinstance(s, ast.ImportFrom))
-    imports = [s for s in froms if any((a.asname or a.name) == name for a in s.names)]
-    return len(imports) == 1 and imported_traces(g.path, imports[0], name, position)
+    # a function of another project module: `trace(f)`, `palladium.trace(f)`
+    return project_traces(g.path, g.tree, call.func, position)
 
 
 def _built_traced_only(g: Guards, built: ast.Call, where: Sequence[ast.AST]) -> bool:
