@@ -105,11 +105,51 @@ def attend(q, k, v):
     cudnn = functools.partial(jax.nn.dot_product_attention, implementation="cudnn")  # found
     xla = functools.partial(jax.nn.dot_product_attention, implementation="xla")
     return cudnn(q, k, v) + xla(q, k, v)
+
+
+def chosen_by_option(q, k, v, flag, impl):
+    if flag:
+        attention = other_attention
+    else:
+        attention = jax.nn.dot_product_attention
+    return attention(q, k, v, implementation=impl)
+
+
+def chosen_by_option_cudnn(q, k, v, flag):
+    if flag:
+        attention = other_attention
+    else:
+        attention = jax.nn.dot_product_attention  # found
+    return attention(q, k, v, implementation="cudnn")
+
+
+def called_twice(q, k, v):
+    attention = jax.nn.dot_product_attention  # found
+    return attention(q, k, v, implementation="cudnn") + attention(k, q, v, implementation="cudnn")
+
+
+def called_twice_alike(q, k, v, impl):
+    attention = jax.nn.dot_product_attention
+    return attention(q, k, v, implementation=impl) + attention(k, q, v, implementation=impl)
+
+
+def handed_on(q, k, v, run):
+    attention = jax.nn.dot_product_attention  # what `run` passes is not visible
+    return run(attention, q, k, v) + attention(q, k, v, implementation="cudnn")
+
+
+def other_attention(q, k, v, implementation=None):
+    return q
 """
 
 
-@pytest.mark.parametrize(("target", "lines"), [("tpu", [9, 13, 18]), ("cpu", [18]), ("cuda", [])])
+@pytest.mark.parametrize(
+    ("target", "lines"), [("tpu", [9, 13, 18, 35, 40]), ("cpu", [18, 35, 40]), ("cuda", [])]
+)
 def test_aliases_are_found_where_they_name_the_api(check: CheckFn, target: str, lines: list[int]) -> None:
+    """Also: an API stored in a local variable under another name is read with the keywords of
+    that variable's one call (demon2036/MLLM-JAX megablox ``gmm.py``: ``pallas_call_fn =
+    pl.pallas_call`` or aqt's, by option, then ``pallas_call_fn(kernel, ..., interpret=interpret)``)."""
     assert found_lines(check, ALIASES_AND_PARTIALS, target) == lines
     assert set(lines) <= set(marked_lines(ALIASES_AND_PARTIALS))
 

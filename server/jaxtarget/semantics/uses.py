@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from .aliases import static_target
 from .devices import MESH, NAMED_SHARDING, SINGLE_DEVICE_SHARDING, TOPOLOGY
 from .guards import Guards
-from .passing import PARTIAL, TRACE_ONLY, TRANSFORMS
+from .passing import PARTIAL, TRACE_ONLY, TRANSFORMS, assigned_name, local_loads
 from .placed import DEFAULT_DEVICE, DEVICE_PUT, EXPORTERS, HOST_COMPILERS, PLATFORM_DEPENDENT
 from .vocabulary import terminal
 
@@ -163,13 +163,23 @@ def inspected(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
 
 
 def keywords(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> list[ast.keyword]:
-    """The keywords a use calls the API with: its own call's, or a ``partial``'s."""
+    """The keywords a use calls the API with: its own call's, a ``partial``'s, or those every
+    call of the local variable it is stored in passes (``fn = pl.pallas_call``; ``fn(kernel, ...)``)."""
     parent = ancestors[-1] if ancestors else None
     if isinstance(parent, ast.Call):
         if parent.func is node:
             return parent.keywords
         if g.callee(parent) == PARTIAL and parent.args and parent.args[0] is node:
             return parent.keywords
+    variable = assigned_name(parent, node)
+    calls: list[ast.Call] = []
+    for load, chain in (local_loads(ancestors, variable) or []) if variable else []:
+        holder = chain[-1] if chain else None
+        if not (isinstance(holder, ast.Call) and holder.func is load):
+            return []
+        calls.append(holder)
+    if calls and len({tuple(ast.dump(k) for k in c.keywords) for c in calls}) == 1:
+        return calls[0].keywords  # every call of the variable passes the same keywords
     return []
 
 
