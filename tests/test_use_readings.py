@@ -72,14 +72,42 @@ def run(x, fn):
 def local_table(x):
     solvers = [jnp.linalg.eig]  # found
     return solvers[0](x)
+
+
+CASES = [{"name": "eig", "callable": lambda x: jnp.linalg.eig(x)}, (lambda x: jnp.linalg.eigvals(x),)]
+
+
+def register(**metadata):
+    return lambda cls: cls
+
+
+@register(testcases=[{"callable": lambda x: jnp.linalg.eig(x, compute_left_eigenvectors=False)}])
+class EigPlugin:
+    def lowering(self, x):
+        return jnp.linalg.eigvals(x)  # found
+
+
+def local_cases(x):
+    cases = [{"callable": lambda y: jnp.linalg.eig(y)}]  # found
+    return cases[0]["callable"](x)
+
+
+def table_of_local_lambda():
+    return [lambda y: jnp.linalg.eigvals(y)]  # found
+
+
+square = lambda x: jnp.linalg.eigvals(x)  # found
 """
 
 
 def test_only_references_that_end_in_a_call_are_uses(check: CheckFn) -> None:
+    """Also: a lambda stored in a module-level table runs where the table's entries are
+    called (enpasos/jax2onnx ``jax2onnx/plugins/jax/lax/eig.py``: test cases registered with
+    the plugin class, ``{"callable": lambda x: jax.lax.linalg.eig(x, ...)}``)."""
     assert (
         found_lines(check, PASSED_AND_INSPECTED, "tpu")
         == marked_lines(PASSED_AND_INSPECTED)
-        == [26, 28, 30, 34]
+        == [26, 28, 30, 34, 48, 52, 57, 60]
     )
     assert found_lines(check, PASSED_AND_INSPECTED, "cpu") == []
 

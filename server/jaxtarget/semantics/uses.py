@@ -120,15 +120,30 @@ def _inspects(ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
     return _inspects_at(parent, node)
 
 
+def _in_module_table(ancestors: Sequence[ast.AST], at: int) -> bool:
+    """Whether the node at index ``at`` of ``ancestors`` (``len(ancestors)``: the reference
+    itself) is an element of a container outside every function and lambda."""
+    return (
+        at > 0
+        and isinstance(ancestors[at - 1], _CONTAINERS)
+        and not any(
+            isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) for a in ancestors[:at]
+        )
+    )
+
+
 def inspected(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
-    """A reference that is only compared or inspected, or stored in a module-level table.
+    """A reference that is only compared or inspected, or stored in a module-level table,
+    as such or in the body of a lambda that is.
 
     Where an entry of a module-level table of functions is called is not visible
     here (the test that calls it holds its guards), so storing it is no finding.
     """
-    if isinstance(ancestors[-1] if ancestors else None, _CONTAINERS) and not any(
-        isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) for a in ancestors
-    ):
+    if _in_module_table(ancestors, len(ancestors)):
+        return True
+    lam = next((i for i in range(len(ancestors) - 1, -1, -1) if isinstance(ancestors[i], ast.Lambda)), None)
+    if lam is not None and _in_module_table(ancestors, lam):
+        # `{"callable": lambda x: jax.lax.linalg.eig(x), ...}` in a plugin's test-case table
         return True
     node, parent = _lift(ancestors, node, _CONTAINERS)
     if _inspects_at(parent, node):
