@@ -127,6 +127,42 @@ def test_spec(k, x):
 """
 
 
+NESTED_SPELLED = """\
+import jax
+from jax.experimental import pallas as pl
+
+import mykernels
+
+
+def test_multiple_calls_rejected(k, x):
+    def two_calls(a):
+        y = pl.pallas_call(k, out_shape=jax.ShapeDtypeStruct(a.shape, a.dtype))(a)
+        return pl.pallas_call(k, out_shape=jax.ShapeDtypeStruct(a.shape, a.dtype))(y)
+
+    return mykernels.{helper}(two_calls, x)
+"""
+
+
+@pytest.mark.parametrize(("helper", "lines"), [("trace", []), ("run", [9, 10])])
+def test_a_local_function_handed_to_a_project_tracer(
+    check: CheckFn, tmp_path: Path, helper: str, lines: list[int]
+) -> None:
+    """Modelled on palladium tests/test_16_diagnostics.py (`def two_calls(x): ...` calling
+    `pl.pallas_call` twice, then `palladium.trace(two_calls, ...)`): the kernels are only
+    traced; handed to a helper that runs them, they are lowered."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "mykernels").mkdir()
+    (tmp_path / "mykernels" / "__init__.py").write_text(
+        "from .tracing import trace\n\n\ndef run(fn, *args):\n    return fn(*args)\n"
+    )
+    (tmp_path / "mykernels" / "tracing.py").write_text(TRACE_MODULE)
+    (tmp_path / "tests").mkdir()
+    text = NESTED_SPELLED.format(helper=helper)
+    test = tmp_path / "tests" / "test_spec.py"
+    test.write_text(text)
+    assert [f.span.line for f in check(text, ("cpu",), str(test)).findings] == lines
+
+
 @pytest.mark.parametrize(
     ("imports", "call", "module", "lines"),
     [

@@ -88,6 +88,9 @@ class Conditions:
         self.values = Values(tree)
         #: conditions known true/false on the path to the code being judged (ast.dump -> truth)
         self._assumed: dict[str, bool] = {}
+        #: boolean class attributes of the test class being judged, read through ``self``
+        #: (``INTERPRET = False``, inherited and not set otherwise by a subclass)
+        self._self_attrs: dict[str, bool] = {}
         self._entry: Entry | None = None
 
     def callee(self, node: ast.AST) -> str | None:
@@ -138,6 +141,14 @@ class Conditions:
 
     def sets(self, test: ast.AST, chain: Sequence[ast.AST], depth: int = 0) -> Sets:
         """Platforms on which ``test`` can be true, and those on which it can be false."""
+        if (
+            self._self_attrs
+            and isinstance(test, ast.Attribute)
+            and isinstance(test.value, ast.Name)
+            and test.value.id == "self"
+            and test.attr in self._self_attrs
+        ):
+            return (ALL, NONE) if self._self_attrs[test.attr] else (NONE, ALL)
         if self._assumed and isinstance(
             test, (ast.Name, ast.Attribute, ast.Compare, ast.Call, ast.Subscript)
         ):

@@ -16,10 +16,12 @@ from __future__ import annotations
 import ast
 import itertools
 from collections.abc import Sequence
+from pathlib import Path
 
 from ..platforms import platforms_of
 from .conditions import ALL, DEFS, NONE, Allowed, Conditions, Sets, as_allowed, string_set
 from .entry import Entry
+from .predicates import ProjectModule, project_class
 from .values import body_statements, positional_params
 from .vocabulary import (
     EXIT_CALLS,
@@ -34,6 +36,38 @@ from .vocabulary import (
 )
 
 
+def _bool_attributes(cls: ast.ClassDef) -> dict[str, bool]:
+    """``NAME = True`` / ``NAME: bool = False`` in a class body (a name bound otherwise: left out)."""
+    out: dict[str, bool] = {}
+    for stmt in cls.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            target, value = stmt.targets[0].id, stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            target, value = stmt.target.id, stmt.value
+        else:
+            continue
+        if isinstance(value, ast.Constant) and isinstance(value.value, bool):
+            out[target] = value.value
+        else:
+            out.pop(target, None)
+    return out
+
+
+def _self_assigned(cls: ast.ClassDef) -> set[str]:
+    """The attributes a class's methods assign through ``self`` (``self.INTERPRET = ...``)."""
+    return {
+        target.attr
+        for stmt in cls.body
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for node in ast.walk(stmt)
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == "self"
+    }
+
+
 class Guards(Conditions):
     """Reads the guards of one module: which platforms reach a statement."""
 
@@ -43,6 +77,18 @@ class Guards(Conditions):
     _module_prefix: dict[int, frozenset[str]] | None = None
     #: helpers being read (a helper calling itself is not followed)
     _open: frozenset[int] = frozenset()
+
+    #: the guards of other project modules whose classes this module's test classes derive from
+    _base_modules: dict[Path, Guards] | None = None
+
+    def _module_guards(self, module: ProjectModule) -> Guards:
+        if self._base_modules is None:
+            self._base_modules = {}
+        guards = self._base_modules.get(module.path)
+        if guards is None or guards.tree is not module.tree:
+            guards = Guards(module.tree, module.resolved, path=str(module.path))
+            self._base_modules[module.path] = guards
+        return guards
 
     def _method(self, call: ast.Call, chain: Sequence[ast.AST]) -> str | None:
         """The public name of ``self.m(...)``: ``m`` inherited from a base class the resolver named."""
@@ -233,7 +279,9 @@ class Guards(Conditions):
         return out
 
     def _class_setup(self, cls: ast.ClassDef, chain: Sequence[ast.AST], depth: int = 0) -> frozenset[str]:
-        """Platforms that get past the skips in a test class's ``setUp``/``setUpClass`` (and its bases')."""
+        """Platforms that get past the skips in a test class's ``setUp``/``setUpClass`` (and its
+        bases', also those another project module defines: jax's Pallas tests derive from
+        ``pallas_test_util.PallasTPUTest``, whose ``setUp`` skips off TPU)."""
         out = ALL
         here = [*chain, cls]
         for stmt in cls.body:
@@ -242,13 +290,72 @@ class Guards(Conditions):
                     stmt.body, [*here, stmt]
                 )
         if depth < 3:
-            for base in cls.bases:
-                found = self.values.class_named(base) if isinstance(base, ast.Name) else None
-                if found is not None and found is not cls:
-                    out &= self._class_setup(found, [self.tree], depth + 1) & self.decorators(
-                        found.decorator_list, [self.tree]
-                    )
+            for base_guards, base in self._bases(cls):
+                if base_guards is self:
+                    out &= self._class_setup(base, [self.tree], depth + 1)
+                else:
+                    base_guards._self_attrs = self._self_attrs
+                    try:
+                        out &= base_guards._class_setup(base, [base_guards.tree], depth + 1)
+                    finally:
+                        base_guards._self_attrs = {}
+                out &= base_guards.decorators(base.decorator_list, [base_guards.tree])
         return out
+
+    def _bases(self, cls: ast.ClassDef) -> list[tuple[Guards, ast.ClassDef]]:
+        """The classes ``cls`` derives from that this module or another project module defines,
+        each with the guards of its module."""
+        out: list[tuple[Guards, ast.ClassDef]] = []
+        for base in cls.bases:
+            found = self.values.class_named(base) if isinstance(base, ast.Name) else None
+            if found is not None:
+                if found is not cls:
+                    out.append((self, found))
+                continue
+            other = project_class(self.path, self.tree, base)
+            if other is not None:
+                out.append((self._module_guards(other[0]), other[1]))
+        return out
+
+    def _class_flags(self, cls: ast.ClassDef) -> dict[str, bool]:
+        """The boolean attributes a class has, itself or through its bases (the nearest
+        ``INTERPRET = False`` wins), also those of bases another project module defines."""
+        flags: dict[str, bool] = {}
+        assigned: set[str] = set()
+        seen: set[int] = set()
+        todo: list[tuple[Guards, ast.ClassDef]] = [(self, cls)]
+        while todo and len(seen) < 12:
+            guards, here = todo.pop(0)
+            if id(here) in seen:
+                continue
+            seen.add(id(here))
+            for name, value in _bool_attributes(here).items():
+                flags.setdefault(name, value)
+            assigned |= _self_assigned(here)
+            todo.extend(guards._bases(here))
+        return {name: value for name, value in flags.items() if name not in assigned}
+
+    def _class_variants(self, cls: ast.ClassDef) -> list[dict[str, bool]]:
+        """The boolean attributes of each class of this module that runs ``cls``'s tests: the
+        class itself and each subclass (``class PallasInterpretTest(PallasTest): INTERPRET =
+        True`` runs every inherited test again in interpret mode)."""
+        variants = [self._class_flags(cls)]
+        for other in self.tree.body:
+            if isinstance(other, ast.ClassDef) and other is not cls and self._derives(other, cls):
+                flags = self._class_flags(other)
+                if flags not in variants:
+                    variants.append(flags)
+        return variants
+
+    def _derives(self, cls: ast.ClassDef, base: ast.ClassDef, depth: int = 0) -> bool:
+        """Whether ``cls`` derives from ``base`` through classes of this module."""
+        for b in cls.bases:
+            found = self.values.class_named(b) if isinstance(b, ast.Name) else None
+            if found is base or (
+                found is not None and found is not cls and depth < 8 and self._derives(found, base, depth + 1)
+            ):
+                return True
+        return False
 
     def _module_setup(self) -> frozenset[str]:
         if self._setup is None:
@@ -362,10 +469,41 @@ class Guards(Conditions):
         self._entry = entry if entry is not None and entry.param else None
         self._path_conditions([*ancestors, node])
         try:
-            return self._allowed(ancestors, node)
+            variants = self._test_class_variants(ancestors, node)
+            if len(variants) < 2:
+                self._self_attrs = variants[0] if variants else {}
+                return self._allowed(ancestors, node)
+            # a test that runs in each class: where any of them reaches it
+            out: frozenset[str] = NONE
+            for flags in variants:
+                self._self_attrs = flags
+                got = self._allowed(ancestors, node)
+                if got is None:
+                    return None
+                out |= got
+            return as_allowed(out)
         finally:
             self._assumed = {}
+            self._self_attrs = {}
             self._entry = None
+
+    def _test_class_variants(self, ancestors: Sequence[ast.AST], node: ast.AST) -> list[dict[str, bool]]:
+        """For code in a method of a test class whose boolean attributes its setUp or its
+        tests read through ``self`` (``INTERPRET``), those attributes in each class that runs
+        it; ``self.INTERPRET`` is then known in each."""
+        chain = [*ancestors, node]
+        for parent, child in itertools.pairwise(chain):
+            if isinstance(parent, ast.ClassDef) and isinstance(
+                child, (ast.FunctionDef, ast.AsyncFunctionDef)
+            ):
+                if not child.name.startswith("test"):
+                    # other classes take their attributes when an instance is made
+                    # (`is_causal: bool = False` of a layer): only a test runner makes
+                    # a test class's instances as they are
+                    return []
+                variants = self._class_variants(parent)
+                return variants if any(variants) else []
+        return []
 
     def _allowed(self, ancestors: Sequence[ast.AST], node: ast.AST) -> Allowed:
         out = self._module_setup()

@@ -57,9 +57,20 @@ def predicate_sets(source: str, name: str, comparison: Comparison = None) -> Set
     func = module_function(tree, name)
     if func is None:
         return None
-    text = Lines(source)
     # the function and the module's own statements (constants it may read), not other defs
     read = [s for s in tree.body if s is func or not isinstance(s, (ast.FunctionDef, ast.ClassDef))]
+    resolved = static_resolved(tree, Lines(source), read)
+    call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[], keywords=[])
+    test: ast.expr = call
+    if comparison is not None:
+        test = ast.Compare(left=call, ops=[comparison[0]()], comparators=[ast.Constant(comparison[1])])
+    sets = Conditions(tree, resolved).sets(test, [tree])
+    return None if sets == (ALL, ALL) else sets
+
+
+def static_resolved(tree: ast.Module, text: Lines, read: list[ast.stmt]) -> dict[int, str]:
+    """The public names the statements ``read`` spell through the module's own imports
+    (id of the node -> qualified name), read without the resolver."""
     span = sorted({ln for s in read for ln in range(s.lineno, (s.end_lineno or s.lineno) + 1)})
     words = frozenset(
         n.attr if isinstance(n, ast.Attribute) else n.id
@@ -75,12 +86,7 @@ def predicate_sets(source: str, name: str, comparison: Comparison = None) -> Set
             public = binding.qualify(cand.dotted)
             if public is not None:
                 resolved[id(cand.node)] = public
-    call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[], keywords=[])
-    test: ast.expr = call
-    if comparison is not None:
-        test = ast.Compare(left=call, ops=[comparison[0]()], comparators=[ast.Constant(comparison[1])])
-    sets = Conditions(tree, resolved).sets(test, [tree])
-    return None if sets == (ALL, ALL) else sets
+    return resolved
 
 
 # ---------------------------------------------------------------- where modules are
@@ -223,9 +229,9 @@ def _dotted(node: ast.expr) -> list[str] | None:
     return [node.id, *reversed(parts)] if isinstance(node, ast.Name) else None
 
 
-def project_function(path: str | None, tree: ast.Module, func: ast.expr) -> tuple[Path, str] | None:
-    """The project file, and the function's name there, that a called name spells through the
-    module's imports: ``has_gpu`` after ``from .utils import has_gpu``; ``utils.has_gpu`` after
+def project_definition(path: str | None, tree: ast.Module, func: ast.expr) -> tuple[Path, str] | None:
+    """The project file, and the function's or class's name there, that a name spells through
+    the module's imports: ``has_gpu`` after ``from .utils import has_gpu``; ``utils.has_gpu`` after
     ``from mylib import utils``, ``import mylib.utils as utils`` or ``import utils``;
     ``mylib.utils.has_gpu`` after ``import mylib.utils``.
 
@@ -275,9 +281,9 @@ def project_function(path: str | None, tree: ast.Module, func: ast.expr) -> tupl
 def project_predicate(
     path: str, tree: ast.Module, func: ast.expr, comparison: Comparison = None
 ) -> Sets | None:
-    """Where a predicate another project module defines is true and false (``project_function``
+    """Where a predicate another project module defines is true and false (``project_definition``
     says which imports are read)."""
-    found = project_function(path, tree, func)
+    found = project_definition(path, tree, func)
     return file_predicate(found[0], found[1], comparison) if found is not None else None
 
 
@@ -381,5 +387,56 @@ def file_traces(path: Path, name: str, position: int, hops: int = 1) -> bool:
 def project_traces(path: str | None, tree: ast.Module, func: ast.expr, position: int) -> bool:
     """Whether the project function a call spells (``trace`` after ``from palladium import trace``,
     ``palladium.trace`` after ``import palladium``) only traces its argument at ``position``."""
-    found = project_function(path, tree, func)
+    found = project_definition(path, tree, func)
     return found is not None and file_traces(found[0], found[1], position)
+
+
+# ---------------------------------------------------------------- classes another module defines
+
+
+@dataclass(frozen=True)
+class ProjectModule:
+    """A project module read from disk: its tree and the names its imports give its statements."""
+
+    path: Path
+    tree: ast.Module
+    resolved: dict[int, str]
+
+
+_MODULES: dict[Path, tuple[tuple[int, int], ProjectModule | None]] = {}
+
+
+def project_module(path: Path) -> ProjectModule | None:
+    """The module at ``path``, parsed and resolved through its own imports (cached by stamp)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    stamp = (st.st_mtime_ns, st.st_size)
+    hit = _MODULES.get(path)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    found: ProjectModule | None = None
+    try:
+        source = path.read_bytes().decode("utf-8") if st.st_size <= _MAX_BYTES else ""
+        tree = ast.parse(source) if source else None
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        tree = None
+    if tree is not None and tree.body:
+        found = ProjectModule(path, tree, static_resolved(tree, Lines(source), tree.body))
+    _MODULES[path] = (stamp, found)
+    return found
+
+
+def project_class(
+    path: str | None, tree: ast.Module, base: ast.expr
+) -> tuple[ProjectModule, ast.ClassDef] | None:
+    """The class another project module defines that ``base`` spells through this module's
+    imports (``ptu.PallasTPUTest`` after ``from jax._src.pallas import pallas_test_util as
+    ptu``), with that module (None: not such a class)."""
+    found = project_definition(path, tree, base)
+    module = project_module(found[0]) if found is not None else None
+    if module is None or found is None:
+        return None
+    cls = next((s for s in module.tree.body if isinstance(s, ast.ClassDef) and s.name == found[1]), None)
+    return (module, cls) if cls is not None else None

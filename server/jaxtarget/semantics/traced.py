@@ -148,11 +148,13 @@ def traced_only(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> bool:
                 isinstance(outer, ast.Call)
                 and bool(outer.args)
                 and outer.args[0] is here
-                and _traced_by(g, outer, chain[: i - 1])
+                and _hands_to_tracer(g, outer, 0, chain[: i - 1])
             ):
                 return True
         elif isinstance(here, (ast.FunctionDef, ast.AsyncFunctionDef)):
             roles = _passed_roles(chain[: i + 1])
-            if roles is not None and all(role == 0 and _traced_by(g, c, w) for c, role, w in roles):
+            if roles is not None and all(
+                isinstance(role, int) and _hands_to_tracer(g, c, role, w) for c, role, w in roles
+            ):
                 return True
     return False
