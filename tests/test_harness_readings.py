@@ -44,6 +44,11 @@ class PallasTPUTest(PallasTest):
 class PlainTest(unittest.TestCase):
     def setUp(self):
         super().setUp()
+
+
+@jtu.run_on_devices("tpu")
+class TPUOnlyTest(unittest.TestCase):
+    pass
 """
 
 HEAD = """\
@@ -123,6 +128,8 @@ def _project(tmp_path: Path) -> Path:
         ("from kernels import test_util as ptu", "ptu.PlainTest", "", ("call", "body")),
         # a base the project does not define: nothing read
         ("import unittest", "unittest.TestCase", "", ("call", "body")),
+        # a base another module decorates to run on TPU only
+        ("from kernels import test_util as ptu", "ptu.TPUOnlyTest", "", ()),
     ],
 )
 def test_a_setup_skip_in_a_base_class_of_another_module(
@@ -150,7 +157,41 @@ def test_every_class_that_runs_a_test_is_read(check: CheckFn, tmp_path: Path, ba
     assert lines == ([text.splitlines().index("    def test_loop(self, x):") + 2] if found else [])
 
 
+GRANDCHILD = """
+
+class OpsTest(ptu.PallasTPUTest):
+    def test_copy(self, x):
+        out = pl.pallas_call(kernel, out_shape=shaped(x))(x){mark}
+        return out
+
+
+class MiddleTest(OpsTest):
+    pass
+
+
+class OpsInterpretTest(MiddleTest):
+    INTERPRET = {interpret}
+"""
+
+
+@pytest.mark.parametrize("interpret", [True, False])
+def test_a_subclass_of_a_subclass_runs_the_tests_too(check: CheckFn, tmp_path: Path, interpret: bool) -> None:
+    """The interpret class derives from the tested class through another class of the module
+    (``OpsInterpretTest(MiddleTest)``, ``MiddleTest(OpsTest)``): its ``INTERPRET = True``
+    lets cpu past the harness's skips, and the compiled kernel fails there. With
+    ``INTERPRET = False`` every class skips off TPU."""
+    test = _project(tmp_path)
+    mark = "  # found" if interpret else ""
+    text = HEAD.format(imports="from kernels import test_util as ptu") + GRANDCHILD.format(
+        mark=mark, interpret=interpret
+    )
+    test.write_text(text)
+    lines = found_lines(check, text, "cpu", str(test))
+    assert lines == marked_lines(text) and len(lines) == int(interpret)
+
+
 ATTRIBUTES = """\
+import os
 import unittest
 
 import jax
@@ -184,11 +225,20 @@ class ConfiguredTest(unittest.TestCase):
         if not self.INTERPRET:
             self.skipTest("interpret mode only")
         return jax.nn.dot_product_attention(q, k, v, implementation="cudnn")  # found
+
+
+class EnvironmentTest(unittest.TestCase):
+    INTERPRET = os.environ.get("INTERPRET") == "1"
+
+    def test_attend(self, q, k, v):
+        if not self.INTERPRET:
+            self.skipTest("interpret mode only")
+        return jax.nn.dot_product_attention(q, k, v, implementation="cudnn")  # found
 """
 
 
 def test_class_attributes_are_known_only_in_tests_that_never_set_them(check: CheckFn) -> None:
     """A layer's ``is_causal: bool = False`` (praxis ``gpu_fast_attention.py``) is a default the
     instance may override: not read. A test class's ``INTERPRET = False`` is what its tests
-    see, unless a method assigns ``self.INTERPRET``."""
+    see, unless a method assigns ``self.INTERPRET``; one the environment sets is not known."""
     assert found_lines(check, ATTRIBUTES, "cpu") == marked_lines(ATTRIBUTES)
