@@ -9,6 +9,7 @@ a chunk that does not parse alone with the next), keeping its cache to what it u
 from __future__ import annotations
 
 import ast
+import textwrap
 
 import pytest
 
@@ -34,8 +35,10 @@ from .conftest import CheckFn
         ("def f[T](x): pass\n", "def f   (x): pass\n"),
         ("def f[T: dict[str, int]](x): pass\n", "def f                   (x): pass\n"),
         ("async  def f[T](): pass\n", "async  def f   (): pass\n"),
-        # a bracket list across lines keeps its line breaks, \r\n included
-        ("class C[\n  T,\r\n]:\n  pass\n", "class C \n    \r\n :\n  pass\n"),
+        # a bracket list across lines keeps its line breaks, \r\n included, each blanked
+        # line ending in a backslash that joins it to the next as the brackets did
+        ("class C[\n  T,\r\n]:\n  pass\n", "class C\\\n   \\\r\n :\n  pass\n"),
+        ("def f[\n    T,\n](x): pass\n", "def f\\\n     \\\n (x): pass\n"),
         ("type X[T] = list[T]\n", "if 1:X    = list[T]\n"),
         ("type X = int\n", "if 1:X = int\n"),
         ("    type X = int\n", "    if 1:X = int\n"),
@@ -44,6 +47,7 @@ from .conftest import CheckFn
 )
 def test_newer_grammar_is_rewritten_in_place(source: str, rewritten: str) -> None:
     assert older_grammar(source) == rewritten
+    ast.parse(textwrap.dedent(rewritten))  # and the result parses on every supported Python
 
 
 @pytest.mark.parametrize("source", ["x = [1]\n", "x = 1\n", "type(x)\n", "y = type\n", "d[k] = v\n"])

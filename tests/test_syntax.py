@@ -1,7 +1,8 @@
 """Newer grammar than the running Python is analysed, and syntax errors point at their real column.
 
 PEP 695 type parameters and ``type`` aliases (Python 3.12+) and PEP 696 defaults
-(3.13+) appear in real JAX code; a checker running on 3.10 or 3.11 must still
+(3.13+) appear in real JAX code (dg227/NLSA's ``nlsa/jax/koopman/_koopman.py`` spreads its
+type parameter lists over lines: ``def make_generator_builder[\n    Data: PyTree, ...\n](``); a checker running on 3.10 or 3.11 must still
 find the calls in such files, at their own columns.
 """
 
@@ -36,6 +37,13 @@ class Box[T = int](object):
 
 async def later[**P, *Ts](x):
     return lax.pbroadcast(x, "i", 0)
+
+
+def root[
+    X: jax.Array,
+    D: jax.typing.DTypeLike,  # a comment [with a bracket] inside the list
+](x: X) -> X:
+    return jax.scipy.linalg.sqrtm(x)
 """
 
 
@@ -59,8 +67,10 @@ def test_modern_module_is_analysed(check: CheckFn, target: str) -> None:
     psend = ("JT001", *_position(MODERN, "psend"))
     pbroadcast = ("JT001", *_position(MODERN, "pbroadcast"))
     eig = ("JT003", *_position(MODERN, "eig"))
+    sqrtm = ("JT003", *_position(MODERN, "sqrtm"))
     assert {psend, pbroadcast} <= found
     assert (eig in found) == (target == "tpu")
+    assert (sqrtm in found) == (target == "tpu")
 
 
 def test_modern_module_in_the_cli_has_no_syntax_error(tmp_path: Path) -> None:

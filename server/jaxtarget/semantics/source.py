@@ -27,7 +27,12 @@ _TYPE_ALIAS = re.compile(r"^([ \t]*)type[ \t](?=[ \t]*\w+[ \t]*[\[=])", re.M)
 
 
 def _blank_brackets(chars: list[str], start: int) -> None:
-    """Blank ``[...]`` starting at ``start`` with spaces (line breaks kept), so columns stay put."""
+    """Blank ``[...]`` starting at ``start`` with spaces (line breaks kept), so columns stay put.
+
+    A list spread over lines (``def f[\\n    T: Array,\\n](x)``) no longer holds the line
+    breaks inside brackets once blanked: each blanked line ends in a backslash instead, which
+    joins it to the next one as the brackets did.
+    """
     depth = 0
     for i in range(start, len(chars)):
         c = chars[i]
@@ -37,6 +42,8 @@ def _blank_brackets(chars: list[str], start: int) -> None:
             depth -= 1
         if c not in "\r\n":
             chars[i] = " "
+        elif i > start and chars[i - 1] == " ":
+            chars[i - 1] = "\\"
         if depth == 0:
             return
 
