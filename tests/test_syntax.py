@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from jaxtarget.semantics.source import older_grammar, parse_recovering
+from jaxtarget.semantics.source import ChunkCache, older_grammar, parse_recovering
 
-from .conftest import CheckFn, run_cli
+from .conftest import CheckFn, make_engine, run_cli
 
 MODERN = """\
 import jax
@@ -71,6 +71,17 @@ def test_modern_module_is_analysed(check: CheckFn, target: str) -> None:
     assert {psend, pbroadcast} <= found
     assert (eig in found) == (target == "tpu")
     assert (sqrtm in found) == (target == "tpu")
+
+
+def test_modern_module_in_the_language_server_reads_the_same() -> None:
+    """The language server parses one top-level statement at a time: a type parameter list
+    whose closing bracket starts a line (``](x: X) -> X:``) belongs to its ``def``."""
+    engine = make_engine(("tpu",))
+    whole = [(f.code, f.span) for f in engine.check(MODERN, "modern.py").findings]
+    sparse = [
+        (f.code, f.span) for f in engine.check(MODERN, "modern.py", sparse=True, cache=ChunkCache()).findings
+    ]
+    assert sparse == whole and ("JT003", _position(MODERN, "sqrtm")[0]) in {(c, s.line) for c, s in whole}
 
 
 def test_modern_module_in_the_cli_has_no_syntax_error(tmp_path: Path) -> None:
