@@ -36,6 +36,10 @@ LINES = [
     "def broken(:\n",
     "\n",
     "# lax.psend in a comment\n",
+    # a PEP 695 type parameter list over lines (newer grammar than Python 3.11)
+    "def g[\n",
+    "    T: int,\n",
+    "](x: T) -> T:\n",
 ]
 TEXT = st.lists(st.sampled_from(LINES), max_size=8).map("".join)
 POSITION = st.builds(types.Position, st.integers(0, 12), st.integers(0, 40))

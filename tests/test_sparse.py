@@ -161,6 +161,8 @@ def test_cache_is_reused_and_pruned() -> None:
                 "@jax.jit\ndef h(x):\n    return lax.psend(x, 'i', p)\n",
                 "class C:\n    lax = 1\n    def m(self):\n        return lax.psend(1)\n",
                 "# noqa\n",
+                "def k[\n    T: int,\n](x: T) -> T:\n    return lax.psend(x, 'i', p)\n",
+                "type Pair[\n    T,\n] = tuple[T, T]\n",
             ]
         ),
         max_size=8,
@@ -197,6 +199,7 @@ _PIECES = [
     "@d\nclass K:\n  pass\n",
     "def k():\n    global lax\n    lax = 1\n",
     "async def j():\n    pass\n",
+    "def m[\n    T,\n](x: T) -> T:\n    return lax\n",
 ]
 _TYPED = st.text(alphabet="lax_( )[]{}'\"\\#@\n\r\x0c\u2028édefclassglob:=1", max_size=12)
 
