@@ -18,6 +18,7 @@ from jaxtarget.semantics.source import (
     FullView,
     SparseModule,
     TokenFacts,
+    newer_fstrings,
     older_grammar,
     parse_modern,
     parse_recovering,
@@ -53,6 +54,36 @@ def test_newer_grammar_is_rewritten_in_place(source: str, rewritten: str) -> Non
 @pytest.mark.parametrize("source", ["x = [1]\n", "x = 1\n", "type(x)\n", "y = type\n", "d[k] = v\n"])
 def test_older_grammar_leaves_ordinary_code_alone(source: str) -> None:
     assert older_grammar(source) is None
+
+
+@pytest.mark.parametrize(
+    ("source", "rewritten"),
+    [
+        # PEP 701: the f-string's own quote, nested f-strings, a backslash in a field
+        ('x = f"{d["a"]}"\n', 'x = "         "\n'),
+        ('s = f"{f"{x["k"]}"}" + "z"\n', 's = "              " + "z"\n'),
+        ('r = rf"\\d{d["k"]}"\n', 'r = "            "\n'),
+        ("t = f'{\"\\\\n\".join(xs)}'\n", "t = '                 '\n"),
+        # only the f-strings Python 3.12 alone reads change
+        ('y = f"{a!r:>10}" + f"{d["a"]}"\n', 'y = f"{a!r:>10}" + "         "\n'),
+    ],
+)
+def test_newer_fstrings_become_plain_strings_in_place(source: str, rewritten: str) -> None:
+    assert newer_fstrings(source) == rewritten
+    ast.parse(rewritten)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "y = f'{a!r:>10} {b}'\n",
+        'w = f"""{d["a"]}\nline2 {b}"""\n',
+        'v = f"{d[\'k\']}" + "{not an f-string}"\n',
+        "elf = 1; z = elf\n",
+    ],
+)
+def test_newer_fstrings_leave_what_older_pythons_read(source: str) -> None:
+    assert newer_fstrings(source) is None
 
 
 def test_parse_modern_reads_a_type_alias_as_an_assignment() -> None:

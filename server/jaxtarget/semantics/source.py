@@ -72,8 +72,116 @@ def older_grammar(source: str) -> str | None:
     return "".join(chars) if changed else None
 
 
+#: where an f-string may start: its prefix (``f``, ``rf``, ``Fr``...) and its quote
+_FSTRING_START = re.compile(r"(?<![\w'\"])(?:[rR][fF]|[fF][rR]?)(\'\'\'|\"\"\"|'|\")")
+
+
+def _prefix_before(source: str, at: int) -> str:
+    """The string prefix (``f``, ``rb``...) just before the quote at ``at``, lower-cased."""
+    k = at
+    while k > 0 and at - k < 2 and source[k - 1] in "rRbBuUfF":
+        k -= 1
+    if k > 0 and (source[k - 1].isalnum() or source[k - 1] == "_"):
+        return ""  # the end of a name, not a prefix
+    return source[k:at].lower()
+
+
+def _string_end(source: str, at: int, quote: str, raw: bool) -> int | None:
+    """The end of a plain string whose body starts at ``at`` (None: it does not end)."""
+    j = at
+    while j < len(source):
+        if source.startswith(quote, j):
+            return j + len(quote)
+        c = source[j]
+        if c == "\\" and not raw:
+            j += 2
+            continue
+        if c == "\n" and len(quote) == 1:
+            return None
+        j += 1
+    return None
+
+
+def _fstring_end(source: str, at: int, quote: str) -> tuple[int, bool] | None:
+    """The end of an f-string whose body starts at ``at``, and whether it uses what only
+    Python 3.12 reads (PEP 701: its own quote, a backslash or a line break inside a
+    replacement field). None: it does not end where this reading can tell."""
+    j, depth, modern = at, 0, False
+    while j < len(source):
+        c = source[j]
+        if depth == 0:
+            if source.startswith(quote, j):
+                return j + len(quote), modern
+            if c == "\\":
+                j += 2
+                continue
+            if c == "{":
+                j, depth = (j + 2, 0) if source.startswith("{{", j) else (j + 1, 1)
+                continue
+            if c == "\n" and len(quote) == 1:
+                return None
+            j += 1
+            continue
+        # inside a replacement field: brackets, strings, nested f-strings
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "\\" or (c == "\n" and len(quote) == 1):
+            modern = True
+        elif c in "'\"":
+            prefix = _prefix_before(source, j)
+            opening = next((q for q in ("'''", '"""') if source.startswith(q, j)), c)
+            if "f" in prefix:
+                inner = _fstring_end(source, j + len(opening), opening)
+                if inner is None:
+                    return None
+                modern = modern or inner[1] or quote in source[j : inner[0]] or "\\" in source[j : inner[0]]
+                j = inner[0]
+                continue
+            raw = "r" in prefix
+            end = _string_end(source, j + len(opening), opening, raw)
+            if end is None:
+                return None
+            # before 3.12 a replacement field holds neither the f-string's quote nor a backslash
+            modern = modern or quote in source[j:end] or "\\" in source[j:end]
+            j = end
+            continue
+        j += 1
+    return None
+
+
+def newer_fstrings(source: str) -> str | None:
+    """The module with each f-string that only Python 3.12 reads (PEP 701: nested use of its
+    own quote, backslashes or line breaks in a replacement field) made a plain string of
+    spaces, the same length and line breaks (None: none found). What such a string formats
+    is not analysed."""
+    chars = list(source)
+    changed = False
+    j = 0
+    while True:
+        m = _FSTRING_START.search(source, j)
+        if m is None:
+            break
+        found = _fstring_end(source, m.end(), m.group(1))
+        if found is None:
+            j = m.end()
+            continue
+        end, modern = found
+        if modern:
+            quote = m.group(1)
+            body = "".join(
+                ch if ch in "\r\n" else " " for ch in source[m.start() + len(quote) : end - len(quote)]
+            )
+            chars[m.start() : end] = list(quote + body + quote)
+            changed = True
+        j = end
+    return "".join(chars) if changed else None
+
+
 def parse_modern(source: str) -> ast.Module:
-    """``ast.parse``, also for modules using grammar newer than the running Python (PEP 695).
+    """``ast.parse``, also for modules using grammar newer than the running Python (PEP 695
+    type parameters and aliases, PEP 701 f-strings).
 
     A leading byte-order mark (as editors may keep it) is dropped, as Python does for files.
     """
@@ -83,12 +191,13 @@ def parse_modern(source: str) -> ast.Module:
         return ast.parse(source)
     except SyntaxError:
         rewritten = older_grammar(source)
-        if rewritten is None:
-            raise
-        try:
-            return ast.parse(rewritten)
-        except SyntaxError:
-            pass
+        for attempt in (rewritten, newer_fstrings(rewritten or source)):
+            if attempt is None:
+                continue
+            try:
+                return ast.parse(attempt)
+            except SyntaxError:
+                pass
         raise
 
 
