@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from collections.abc import Callable
 
 import pytest
 
@@ -30,47 +31,43 @@ from .conftest import CheckFn
 # ---------------------------------------------------------------- newer grammar
 
 
+_OLDER = older_grammar
+_FSTRINGS = newer_fstrings
+
+
 @pytest.mark.parametrize(
-    ("source", "rewritten"),
+    ("rewrite", "source", "rewritten"),
     [
-        ("def f[T](x): pass\n", "def f   (x): pass\n"),
-        ("def f[T: dict[str, int]](x): pass\n", "def f                   (x): pass\n"),
-        ("async  def f[T](): pass\n", "async  def f   (): pass\n"),
+        (_OLDER, "def f[T](x): pass\n", "def f   (x): pass\n"),
+        (_OLDER, "def f[T: dict[str, int]](x): pass\n", "def f                   (x): pass\n"),
+        (_OLDER, "async  def f[T](): pass\n", "async  def f   (): pass\n"),
         # a bracket list across lines keeps its line breaks, \r\n included, each blanked
         # line ending in a backslash that joins it to the next as the brackets did
-        ("class C[\n  T,\r\n]:\n  pass\n", "class C\\\n   \\\r\n :\n  pass\n"),
-        ("def f[\n    T,\n](x): pass\n", "def f\\\n     \\\n (x): pass\n"),
-        ("type X[T] = list[T]\n", "if 1:X    = list[T]\n"),
-        ("type X = int\n", "if 1:X = int\n"),
-        ("    type X = int\n", "    if 1:X = int\n"),
-        ("type A = int\ntype B[T] = A\n", "if 1:A = int\nif 1:B    = A\n"),
+        (_OLDER, "class C[\n  T,\r\n]:\n  pass\n", "class C\\\n   \\\r\n :\n  pass\n"),
+        (_OLDER, "def f[\n    T,\n](x): pass\n", "def f\\\n     \\\n (x): pass\n"),
+        (_OLDER, "type X[T] = list[T]\n", "if 1:X    = list[T]\n"),
+        (_OLDER, "type X = int\n", "if 1:X = int\n"),
+        (_OLDER, "    type X = int\n", "    if 1:X = int\n"),
+        (_OLDER, "type A = int\ntype B[T] = A\n", "if 1:A = int\nif 1:B    = A\n"),
+        # PEP 701: the f-string's own quote, nested f-strings, a backslash in a field
+        (_FSTRINGS, 'x = f"{d["a"]}"\n', 'x = "         "\n'),
+        (_FSTRINGS, 's = f"{f"{x["k"]}"}" + "z"\n', 's = "              " + "z"\n'),
+        (_FSTRINGS, 'r = rf"\\d{d["k"]}"\n', 'r = "            "\n'),
+        (_FSTRINGS, "t = f'{\"\\\\n\".join(xs)}'\n", "t = '                 '\n"),
+        # only the f-strings Python 3.12 alone reads change
+        (_FSTRINGS, 'y = f"{a!r:>10}" + f"{d["a"]}"\n', 'y = f"{a!r:>10}" + "         "\n'),
     ],
 )
-def test_newer_grammar_is_rewritten_in_place(source: str, rewritten: str) -> None:
-    assert older_grammar(source) == rewritten
+def test_newer_grammar_is_rewritten_in_place(
+    rewrite: Callable[[str], str | None], source: str, rewritten: str
+) -> None:
+    assert rewrite(source) == rewritten
     ast.parse(textwrap.dedent(rewritten))  # and the result parses on every supported Python
 
 
 @pytest.mark.parametrize("source", ["x = [1]\n", "x = 1\n", "type(x)\n", "y = type\n", "d[k] = v\n"])
 def test_older_grammar_leaves_ordinary_code_alone(source: str) -> None:
     assert older_grammar(source) is None
-
-
-@pytest.mark.parametrize(
-    ("source", "rewritten"),
-    [
-        # PEP 701: the f-string's own quote, nested f-strings, a backslash in a field
-        ('x = f"{d["a"]}"\n', 'x = "         "\n'),
-        ('s = f"{f"{x["k"]}"}" + "z"\n', 's = "              " + "z"\n'),
-        ('r = rf"\\d{d["k"]}"\n', 'r = "            "\n'),
-        ("t = f'{\"\\\\n\".join(xs)}'\n", "t = '                 '\n"),
-        # only the f-strings Python 3.12 alone reads change
-        ('y = f"{a!r:>10}" + f"{d["a"]}"\n', 'y = f"{a!r:>10}" + "         "\n'),
-    ],
-)
-def test_newer_fstrings_become_plain_strings_in_place(source: str, rewritten: str) -> None:
-    assert newer_fstrings(source) == rewritten
-    ast.parse(rewritten)
 
 
 @pytest.mark.parametrize(
