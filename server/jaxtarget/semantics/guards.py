@@ -469,13 +469,9 @@ class Guards(Conditions):
         self._entry = entry if entry is not None and entry.param else None
         self._path_conditions([*ancestors, node])
         try:
-            variants = self._test_class_variants(ancestors, node)
-            if len(variants) < 2:
-                self._self_attrs = variants[0] if variants else {}
-                return self._allowed(ancestors, node)
-            # a test that runs in each class: where any of them reaches it
+            # a test that runs in several classes: where any of them reaches it
             out: frozenset[str] = NONE
-            for flags in variants:
+            for flags in self._test_class_variants(ancestors, node) or [{}]:
                 self._self_attrs = flags
                 got = self._allowed(ancestors, node)
                 if got is None:

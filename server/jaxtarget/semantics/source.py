@@ -136,13 +136,12 @@ def _fstring_end(source: str, at: int, quote: str) -> tuple[int, bool] | None:
                 inner = _fstring_end(source, j + len(opening), opening)
                 if inner is None:
                     return None
-                modern = modern or inner[1] or quote in source[j : inner[0]] or "\\" in source[j : inner[0]]
-                j = inner[0]
-                continue
-            raw = "r" in prefix
-            end = _string_end(source, j + len(opening), opening, raw)
-            if end is None:
-                return None
+                end, modern = inner[0], modern or inner[1]
+            else:
+                plain = _string_end(source, j + len(opening), opening, raw="r" in prefix)
+                if plain is None:
+                    return None
+                end = plain
             # before 3.12 a replacement field holds neither the f-string's quote nor a backslash
             modern = modern or quote in source[j:end] or "\\" in source[j:end]
             j = end
