@@ -14,14 +14,12 @@ from collections.abc import Callable
 
 import pytest
 
+from jaxtarget.semantics.grammar import newer_fstrings, older_grammar, parse_modern
 from jaxtarget.semantics.source import (
     ChunkCache,
     FullView,
     SparseModule,
     TokenFacts,
-    newer_fstrings,
-    older_grammar,
-    parse_modern,
     parse_recovering,
 )
 from jaxtarget.semantics.text import Lines

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxtarget.semantics.source import ChunkCache, newer_fstrings, older_grammar, parse_recovering
+from jaxtarget.semantics.grammar import newer_fstrings, older_grammar
+from jaxtarget.semantics.source import ChunkCache, parse_recovering
 
 from .conftest import CheckFn, make_engine, run_cli
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..engine import Analysis, FixRun, fix_until_done
 from ..files import SourceFile
 from ..model import Finding, Fix
-from ..semantics.source import parse_modern
+from ..semantics.grammar import parse_modern
 
 #: Rounds of fix-and-recheck before a file is given up on as not converging.
 MAX_ROUNDS = 100

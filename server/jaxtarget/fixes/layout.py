@@ -12,8 +12,9 @@ from functools import cached_property
 
 from ..model import Edit
 from ..platforms import Version
+from ..semantics.grammar import parse_modern
 from ..semantics.module import Reference
-from ..semantics.source import SourceView, TokenFacts, parse_modern
+from ..semantics.source import SourceView, TokenFacts
 from ..semantics.text import Lines, lines_with_words
 from .project_helper import importable_helper
 
