@@ -20,7 +20,9 @@ reference to a catalogued API in it must stay silent. Read here:
   under one leaves the code after it for the other platforms only;
 - a number returned by platform (``tpu_version() >= 5``) is true where the last return
   is reached;
-- an imported predicate is read only where nothing in the module rebinds its name.
+- an imported predicate is read only where nothing in the module rebinds its name, from
+  its own statement and the module's other statements that are no def or class (a def
+  being written elsewhere in that module does not hide it).
 
 Modelled on real idioms: a script's demo block under ``if __name__ == 'main':``
 (leighgable/reservoir ``reservoir.py``) and the usual ``if __name__ == "__main__":``
@@ -349,6 +351,58 @@ def test_an_imported_predicate_is_read_unless_the_module_rebinds_it(check: Check
     rebound = IMPORTED + "\n\non_tpu = lambda: False\nhelpers = None\nmu = None\nmylib = None\n"
     calls = [n for n, line in enumerate(IMPORTED.splitlines(), 1) if "eigvals" in line]
     assert found_lines(check, rebound, "tpu", path) == calls
+
+
+UTILS = """\
+import jax
+
+_TPU = "tpu"
+
+
+class Timer:
+    def __enter__(self):
+        return self
+
+
+def on_tpu():
+    return jax.default_backend() == _TPU
+
+
+def describe(results)
+    return {k: v for k, v in results.items()}
+"""
+
+APP = """\
+import jax.numpy as jnp
+from mylib import utils
+from mylib.utils import on_tpu
+
+
+def by_name(x):
+    if on_tpu():
+        return x
+    return jnp.linalg.eigvals(x)
+
+
+def by_module(x):
+    if not utils.on_tpu():
+        return jnp.linalg.eigvals(x)
+    return x
+"""
+
+
+def test_an_imported_predicate_is_read_from_its_own_statements(check: CheckFn, tmp_path: Path) -> None:
+    """The predicate is read with the module's own statements (the constant it compares
+    with), not its other defs and classes: one being written (the module does not parse as
+    it is) leaves the predicate read. The file is read again once it changes."""
+    (tmp_path / "mylib").mkdir()
+    (tmp_path / "mylib" / "__init__.py").write_text("")
+    utils = tmp_path / "mylib" / "utils.py"
+    utils.write_text(UTILS)
+    path = str(tmp_path / "app.py")
+    assert found_lines(check, APP, "tpu", path) == []
+    utils.write_text(UTILS.replace('_TPU = "tpu"', '_TPU = "cuda"'))
+    assert found_lines(check, APP, "tpu", path) == [9, 14]
 
 
 # every TPU's device kind holds "TPU" ("TPU v4", "TPU v5 lite", "TPU7x") and no other

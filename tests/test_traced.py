@@ -77,6 +77,18 @@ def trace(pallas_fn, *example_args):
     return [e for e in closed.jaxpr.eqns if e.primitive.name == "pallas_call"]
 """
 
+#: a statement of the helper's module being written (the module does not parse as it is)
+UNFINISHED = """
+
+def run_all(kernels, *args)
+    return [k(*args) for k in kernels]
+
+
+class Registry:
+    def add(self, k):
+        self.kernels.append(k) +
+"""
+
 USER = """\
 import jax
 from jax.experimental import pallas as pl
@@ -98,6 +110,9 @@ def test_spec(k, x):
         ("def trace(fn, *args):\n    return fn(*args)\n", "", [8]),  # runs it
         ("from .missing import trace\n", "", [8]),  # re-exported from a module the project lacks
         ("from mykernels.tracing import trace\n", TRACE_MODULE.replace("jax.make_jaxpr", "jax.jit"), [8]),
+        # the helper and the imports are read, not the statements around them (mid-edit here)
+        ("from mykernels.tracing import trace\n", TRACE_MODULE + UNFINISHED, []),
+        ("from mykernels.tracing import trace\n", UNFINISHED + TRACE_MODULE, []),
     ],
 )
 def test_a_project_helper_that_only_traces(

@@ -18,9 +18,11 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from .resolver import Binding
 from .scopes import ScopeIndex, binding_for, collect, import_bindings
+from .source import SparseModule
 from .text import Lines, lines_with_words
 from .values import _module_bindings_in, positional_params
 
@@ -41,25 +43,21 @@ def module_function(tree: ast.Module, name: str) -> ast.FunctionDef | None:
     return found
 
 
-def predicate_sets(source: str, name: str, comparison: Comparison = None) -> Sets | None:
+def predicate_sets(tree: ast.Module, text: Lines, name: str, comparison: Comparison = None) -> Sets | None:
     """Where the module-level function ``name`` can return True, and where False (with
     ``comparison``: where its result compared so can be true, and false).
 
-    None when the module does not parse, has no such function, or the function is not
-    a backend test (it could return either anywhere).
+    ``tree`` holds the function and the module's own statements (constants it may read),
+    not necessarily its other defs and classes. None when it has no such function, or the
+    function is not a backend test (it could return either anywhere).
     """
     from .conditions import ALL, Conditions
 
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
     func = module_function(tree, name)
     if func is None:
         return None
-    # the function and the module's own statements (constants it may read), not other defs
     read = [s for s in tree.body if s is func or not isinstance(s, (ast.FunctionDef, ast.ClassDef))]
-    resolved = static_resolved(tree, Lines(source), read)
+    resolved = static_resolved(tree, text, read)
     call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[], keywords=[])
     test: ast.expr = call
     if comparison is not None:
@@ -146,40 +144,67 @@ def module_file(path: Path, module: str, level: int) -> Path | None:
     return None
 
 
-@dataclass(frozen=True)
-class _Read:
-    stamp: tuple[int, int]
-    sets: Sets | None
-
-
-#: (file, function, comparison) -> what its last read version said
-_READ: dict[tuple[Path, str, Comparison], _Read] = {}
+#: a file's modification time and size: what it said is read again when either changes
+Stamp = tuple[int, int]
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 #: files larger than this are not read for predicates
 _MAX_BYTES = 2 * 1024 * 1024
 
 
-def file_predicate(path: Path, name: str, comparison: Comparison = None) -> Sets | None:
-    """``predicate_sets`` of the function ``name`` in the file at ``path`` (cached on its stamp)."""
+def by_stamp(
+    cache: dict[_K, tuple[Stamp, _V]], key: _K, path: Path, read: Callable[[], _V], missing: _V
+) -> _V:
+    """What ``read`` said of the file at ``path`` when it was last read as it is now (its
+    modification time and size), read again if it changed; ``missing`` for a file that is not there."""
     try:
         st = path.stat()
     except OSError:
-        return None
+        return missing
     stamp = (st.st_mtime_ns, st.st_size)
-    hit = _READ.get((path, name, comparison))
-    if hit is None or hit.stamp != stamp:
-        sets: Sets | None = None
-        try:
-            data = path.read_bytes() if st.st_size <= _MAX_BYTES else b""
-        except OSError:
-            data = b""
-        if f"def {name}".encode() in data:  # most files never spell it: no decoding, no parse
-            try:
-                sets = predicate_sets(data.decode("utf-8"), name, comparison)
-            except UnicodeDecodeError:
-                sets = None
-        hit = _READ[(path, name, comparison)] = _Read(stamp, sets)
-    return hit.sets
+    hit = cache.get(key)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    value = read()
+    cache[key] = (stamp, value)
+    return value
+
+
+def read_top_level(path: Path, spelled: str, keep: Callable[[str | None, str], bool]) -> SparseModule | None:
+    """The file at ``path`` with only the top-level statements ``keep`` picks parsed: it is
+    given the name a def or class binds (None for another statement) and the statement's
+    first line. None when the file is larger than ``_MAX_BYTES``, cannot be read or decoded,
+    never spells ``spelled`` (most files do not: no decoding, no parse), or a picked
+    statement does not parse.
+
+    A module as large as ``jax._src.numpy.lax_numpy`` costs a scan of its text and a parse
+    of a few statements, not a syntax tree of the whole module.
+    """
+    try:
+        data = path.read_bytes() if path.stat().st_size <= _MAX_BYTES else b""
+        if not data or spelled.encode() not in data:
+            return None
+        view = SparseModule(Lines(data.decode("utf-8")))
+    except (OSError, UnicodeDecodeError):
+        return None
+    view.ensure(line for line in view.starts if keep(view.defined_name(line), view.chunk_first_line(line)))
+    return None if view.failed else view
+
+
+#: (file, function, comparison) -> what its last read version said
+_READ: dict[tuple[Path, str, Comparison], tuple[Stamp, Sets | None]] = {}
+
+
+def file_predicate(path: Path, name: str, comparison: Comparison = None) -> Sets | None:
+    """``predicate_sets`` of the function ``name`` in the file at ``path`` (cached on its stamp)."""
+
+    def read() -> Sets | None:
+        # the function and the module's statements that are no def or class
+        view = read_top_level(path, f"def {name}", lambda defined, _: defined in (None, name))
+        return predicate_sets(view.module(), view.text, name, comparison) if view is not None else None
+
+    return by_stamp(_READ, (path, name, comparison), path, read, None)
 
 
 def _importing(
@@ -341,47 +366,41 @@ def only_traces(
 
 
 #: (file, function, position) -> whether its last read version only traces that parameter
-_TRACES: dict[tuple[Path, str, int], tuple[tuple[int, int], bool]] = {}
+_TRACES: dict[tuple[Path, str, int], tuple[Stamp, bool]] = {}
+_IMPORTS = ("import ", "from ")
 
 
 def file_traces(path: Path, name: str, position: int, hops: int = 1) -> bool:
     """``only_traces`` of the function ``name`` defined in the file at ``path``, or re-exported
     there from another module of the project (``from palladium.trace import trace``)."""
-    try:
-        st = path.stat()
-    except OSError:
-        return False
-    stamp = (st.st_mtime_ns, st.st_size)
-    hit = _TRACES.get((path, name, position))
-    if hit is not None and hit[0] == stamp:
-        return hit[1]
-    found = False
-    try:
-        data = path.read_bytes() if st.st_size <= _MAX_BYTES else b""
-        tree = ast.parse(data) if name.encode() in data else None
-    except (OSError, SyntaxError, ValueError):
-        tree = None
-    if tree is not None:
+
+    def read() -> bool:
+        # the function and the module's top-level imports (what it calls is read through them)
+        view = read_top_level(
+            path, name, lambda defined, first: defined == name or first.startswith(_IMPORTS)
+        )
+        if view is None:
+            return False
+        tree = view.module()
         defs = (s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
         func = next((s for s in defs if s.name == name), None)
         if func is not None:
-            found = only_traces(func, position, lambda c: static_callee(tree, c))
-        elif hops > 0:
-            stmt = next(
-                (
-                    s
-                    for s in tree.body
-                    if isinstance(s, ast.ImportFrom) and any((a.asname or a.name) == name for a in s.names)
-                ),
-                None,
-            )
-            if stmt is not None:
-                alias = next(a for a in stmt.names if (a.asname or a.name) == name)
-                there = module_file(path, stmt.module or "", stmt.level)
-                if there is not None and there != path:
-                    found = file_traces(there, alias.name, position, hops - 1)
-    _TRACES[(path, name, position)] = (stamp, found)
-    return found
+            return only_traces(func, position, lambda c: static_callee(tree, c))
+        stmt = next(
+            (
+                s
+                for s in tree.body
+                if isinstance(s, ast.ImportFrom) and any((a.asname or a.name) == name for a in s.names)
+            ),
+            None,
+        )
+        if hops <= 0 or stmt is None:
+            return False
+        alias = next(a for a in stmt.names if (a.asname or a.name) == name)
+        there = module_file(path, stmt.module or "", stmt.level)
+        return there is not None and there != path and file_traces(there, alias.name, position, hops - 1)
+
+    return by_stamp(_TRACES, (path, name, position), path, read, False)
 
 
 def project_traces(path: str | None, tree: ast.Module, func: ast.expr, position: int) -> bool:
@@ -403,29 +422,23 @@ class ProjectModule:
     resolved: dict[int, str]
 
 
-_MODULES: dict[Path, tuple[tuple[int, int], ProjectModule | None]] = {}
+_MODULES: dict[Path, tuple[Stamp, ProjectModule | None]] = {}
 
 
 def project_module(path: Path) -> ProjectModule | None:
     """The module at ``path``, parsed and resolved through its own imports (cached by stamp)."""
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    stamp = (st.st_mtime_ns, st.st_size)
-    hit = _MODULES.get(path)
-    if hit is not None and hit[0] == stamp:
-        return hit[1]
-    found: ProjectModule | None = None
-    try:
-        source = path.read_bytes().decode("utf-8") if st.st_size <= _MAX_BYTES else ""
-        tree = ast.parse(source) if source else None
-    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
-        tree = None
-    if tree is not None and tree.body:
-        found = ProjectModule(path, tree, static_resolved(tree, Lines(source), tree.body))
-    _MODULES[path] = (stamp, found)
-    return found
+
+    def read() -> ProjectModule | None:
+        try:
+            source = path.read_bytes().decode("utf-8") if path.stat().st_size <= _MAX_BYTES else ""
+            tree = ast.parse(source) if source else None
+        except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+            return None
+        if tree is None or not tree.body:
+            return None
+        return ProjectModule(path, tree, static_resolved(tree, Lines(source), tree.body))
+
+    return by_stamp(_MODULES, path, path, read, None)
 
 
 def project_class(
