@@ -218,18 +218,25 @@ async def test_show_configuration_says_where_each_setting_came_from(
 async def test_the_environment_probe_waits_for_the_first_diagnostics(
     bare: LanguageClient, workspace: Path
 ) -> None:
-    """The probe imports jax in a child: it starts after the first analysis, not beside it.
+    """The probe imports jax in a child: it starts after the analyses of the documents opened
+    at start-up, not beside them (an editor restoring a session opens several at once).
 
     The server writes its notifications in the order it sends them, so the order the client
-    reads them in is the server's: the first diagnostics, then the probe's start.
+    reads them in is the server's: every document's diagnostics, then the probe's start.
     """
     client = bare
     order: list[str] = []
+    uris = [(workspace / f"restored_{i}.py").as_uri() for i in range(8)]
+    published: set[str] = set()
+    all_published = asyncio.Event()
     handle = client.protocol._handle_notification
 
     def recording(method: str, params: object) -> None:
-        if method == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS:
+        if isinstance(params, types.PublishDiagnosticsParams):
             order.append("diagnostics")
+            published.add(params.uri)
+            if published >= set(uris):
+                all_published.set()
         elif isinstance(params, types.LogMessageParams) and params.message.startswith("environment probe"):
             order.append(params.message)
         handle(method, params)
@@ -243,14 +250,15 @@ async def test_the_environment_probe_waits_for_the_first_diagnostics(
             initialization_options={"logLevel": "debug"},
         )
     )
-    uri = (workspace / "first.py").as_uri()
-    open_doc(client, uri, PAIR)
-    await wait_for_version(client, uri, 1)
+    for uri in uris:
+        open_doc(client, uri, PAIR)
+    await asyncio.wait_for(all_published.wait(), 120)
 
     async def probed() -> None:
         while not any(m.startswith("environment probe of") for m in order):
             await client.wait_for_notification(types.WINDOW_LOG_MESSAGE)
 
     await asyncio.wait_for(probed(), 120)
-    assert order.index("diagnostics") < order.index("environment probe: started"), order
+    started = order.index("environment probe: started")
+    assert order[:started] == ["diagnostics"] * len(uris), order
     assert "default backend cpu" in order[-1], order

@@ -17,21 +17,27 @@ from .state import COMMAND_CONFIG, COMMAND_PROBE, SERVER, JaxTargetServer
 
 #: how long the environment probe waits for the first analysis before it runs anyway (seconds)
 FIRST_ANALYSIS_WAIT = 10.0
+#: how long the probe waits for the documents opened meanwhile to be analysed
+BUSY_WAIT = 30.0
 
 
 async def environment_probe(ls: JaxTargetServer) -> None:
     """Resolve `auto` from the interpreter's real default backend, once, in the background.
 
     The probe imports jax in a child process: it starts once the first analysis is done
-    (or after ``FIRST_ANALYSIS_WAIT`` with nothing opened), so that it never competes with
-    the first diagnostics for the cores; until it answers, `auto` is read from the PJRT
-    plugins installed.
+    (or after ``FIRST_ANALYSIS_WAIT`` with nothing opened) and the documents opened with it
+    are analysed too (or after ``BUSY_WAIT``), so that it never competes with their
+    diagnostics for the cores, and its answer is not read in the middle of their analyses
+    (memory the server takes then is not given back to the system). Until it answers,
+    `auto` is read from the PJRT plugins installed.
     """
     if not ls.trusted:
         ls.log("the workspace is not trusted: the environment probe is not run", types.MessageType.Info)
         return
     with contextlib.suppress(asyncio.TimeoutError):  # nothing opened yet: probe now
         await asyncio.wait_for(ls.first_analysis.wait(), FIRST_ANALYSIS_WAIT)
+    with contextlib.suppress(asyncio.TimeoutError):  # still busy: probe anyway
+        await asyncio.wait_for(ls.analyses_settled(), BUSY_WAIT)
     ls.log("environment probe: started", types.MessageType.Log)
     settings = ls.settings_for("file:///")
     try:

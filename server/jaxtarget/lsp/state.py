@@ -37,6 +37,8 @@ from .protocol import JaxTargetProtocol, pulls_diagnostics
 log = logging.getLogger("jaxtarget")
 
 DEBOUNCE_SECONDS = 0.15
+#: how long no analysis must be under way for the server's analyses to count as settled
+SETTLED_SECONDS = 0.4
 #: documents whose analysis (and parsed chunks) the server keeps; another one's are dropped
 #: once its diagnostics are out, and computed again when a request needs them
 HOT_DOCUMENTS = 12
@@ -317,6 +319,21 @@ class JaxTargetServer(LanguageServer):
             if current is None or current.version == checked.version:
                 return checked if current is not None else None
         return checked  # the document keeps changing: the latest analysis done
+
+    def analysing(self) -> bool:
+        """Whether a document's analysis is waiting for its debounce, queued or running."""
+        return any(
+            d.running is not None or (d.pending is not None and not d.pending.done())
+            for d in self.documents.values()
+        )
+
+    async def analyses_settled(self, quiet: float = SETTLED_SECONDS) -> None:
+        """Return once no analysis has been under way for ``quiet`` seconds."""
+        since = time.monotonic()
+        while time.monotonic() - since < quiet:
+            await asyncio.sleep(quiet / 4)
+            if self.analysing():
+                since = time.monotonic()
 
     def _keep_hot(self, uri: str) -> None:
         """Keep this document's analysis; drop that of the one analysed longest ago beyond
