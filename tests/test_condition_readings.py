@@ -20,6 +20,8 @@ reference to a catalogued API in it must stay silent. Read here:
   under one leaves the code after it for the other platforms only;
 - a number returned by platform (``tpu_version() >= 5``) is true where the last return
   is reached;
+- a backend test spelled through a name an older jax had (``jax.lib.xla_bridge``) is read
+  as spelled;
 - an imported predicate is read only where nothing in the module rebinds its name, from
   its own statement and the module's other statements that are no def or class (a def
   being written elsewhere in that module does not hide it).
@@ -401,6 +403,46 @@ def test_an_imported_predicate_is_read_from_its_own_statements(check: CheckFn, t
     assert found_lines(check, APP, "tpu", path) == []
     utils.write_text(UTILS.replace('_TPU = "tpu"', '_TPU = "cuda"'))
     assert found_lines(check, APP, "tpu", path) == [9, 13]
+
+
+# modelled on modichirag/GSM-VI gsmvi/bam.py (`get_sqrt`: a host callback on gpu, jax's
+# `sqrtm` on cpu, a bare `raise` elsewhere), written for a jax that had
+# `jax.lib.xla_bridge.get_backend` (gone from jax 0.8; the suite's jax lacks it)
+OLDER_BACKEND = """\
+import jax
+from jax.lib import xla_bridge
+from jax.scipy.linalg import sqrtm
+
+from mylib import xla_bridge as own_bridge
+
+
+def get_sqrt(m):
+    if xla_bridge.get_backend().platform == "gpu":
+        shape = jax.ShapeDtypeStruct(m.shape, m.dtype)
+        return jax.pure_callback(host_sqrtm, shape, m)
+    elif xla_bridge.get_backend().platform == "cpu":
+        return sqrtm(m)
+    else:
+        raise ValueError("gpu or cpu only")
+
+
+def off_cpu(m):
+    if xla_bridge.get_backend().platform != "cpu":
+        return sqrtm(m)  # found
+    return m
+
+
+def project_bridge(m):
+    if own_bridge.get_backend().platform != "cpu":
+        return m
+    return sqrtm(m)  # found
+"""
+
+
+def test_a_backend_test_of_an_older_jax_is_read_as_spelled(check: CheckFn) -> None:
+    """A name of the guards' vocabulary the installed jax lacks is read as its jax import
+    spells it; a project module of the same name is no backend test."""
+    assert found_lines(check, OLDER_BACKEND, "tpu") == marked_lines(OLDER_BACKEND)
 
 
 # every TPU's device kind holds "TPU" ("TPU v4", "TPU v5 lite", "TPU7x") and no other

@@ -30,6 +30,12 @@ ENTRIES: dict[str, tuple[Api, ...]] = {}
 for _api in APIS.values():
     ENTRIES[_api.qualname] = (*ENTRIES.get(_api.qualname, ()), _api)
 
+#: the names the guards, uses and argument conditions read
+_CONTEXT = (GUARD_NAMES | USE_NAMES).union(
+    *(rule.context for rule in RULES),
+    *(api.condition.names for api in APIS.values() if api.condition is not None),
+)
+
 #: What the semantic model must find for these rules: their APIs, and the names their
 #: guards, uses and argument conditions read.
 WANTED = Wanted(
@@ -40,18 +46,18 @@ WANTED = Wanted(
         for q, entries in ENTRIES.items()
         if all(a.condition is not None and a.condition.words for a in entries)
     },
-    context=(GUARD_NAMES | USE_NAMES).union(
-        *(rule.context for rule in RULES),
-        *(api.condition.names for api in APIS.values() if api.condition is not None),
-    ),
+    context=_CONTEXT,
     # an API, or what its condition names, that some release lacks: a use of it in a jax
-    # without it is still found, and reported as absent there
+    # without it is still found, and reported as absent there; and every name the guards
+    # and uses read, which code written for another release may spell
+    # (`jax.lib.xla_bridge.get_backend()`, gone from jax 0.8): it is read as spelled
     lacking=frozenset().union(
         *(
             {api.qualname} | (api.condition.names if api.condition is not None else frozenset())
             for api in APIS.values()
             if api.public_since or api.removed_in
-        )
+        ),
+        _CONTEXT,
     ),
 )
 
