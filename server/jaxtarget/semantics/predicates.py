@@ -154,10 +154,11 @@ _MAX_BYTES = 2 * 1024 * 1024
 
 
 def by_stamp(
-    cache: dict[_K, tuple[Stamp, _V]], key: _K, path: Path, read: Callable[[], _V], missing: _V
+    cache: dict[_K, tuple[Stamp, _V]], key: _K, path: Path, read: Callable[[int], _V], missing: _V
 ) -> _V:
     """What ``read`` said of the file at ``path`` when it was last read as it is now (its
-    modification time and size), read again if it changed; ``missing`` for a file that is not there."""
+    modification time and size), read again if it changed (``read`` is given the size);
+    ``missing`` for a file that is not there."""
     try:
         st = path.stat()
     except OSError:
@@ -166,23 +167,25 @@ def by_stamp(
     hit = cache.get(key)
     if hit is not None and hit[0] == stamp:
         return hit[1]
-    value = read()
+    value = read(st.st_size)
     cache[key] = (stamp, value)
     return value
 
 
-def read_top_level(path: Path, spelled: str, keep: Callable[[str | None, str], bool]) -> SparseModule | None:
-    """The file at ``path`` with only the top-level statements ``keep`` picks parsed: it is
-    given the name a def or class binds (None for another statement) and the statement's
-    first line. None when the file is larger than ``_MAX_BYTES``, cannot be read or decoded,
-    never spells ``spelled`` (most files do not: no decoding, no parse), or a picked
-    statement does not parse.
+def read_top_level(
+    path: Path, size: int, spelled: str, keep: Callable[[str | None, str], bool]
+) -> SparseModule | None:
+    """The file at ``path`` (of ``size`` bytes) with only the top-level statements ``keep``
+    picks parsed: it is given the name a def or class binds (None for another statement)
+    and the statement's first line. None when the file is larger than ``_MAX_BYTES``,
+    cannot be read or decoded, never spells ``spelled`` (most files do not: no decoding,
+    no parse), or a picked statement does not parse.
 
     A module as large as ``jax._src.numpy.lax_numpy`` costs a scan of its text and a parse
     of a few statements, not a syntax tree of the whole module.
     """
     try:
-        data = path.read_bytes() if path.stat().st_size <= _MAX_BYTES else b""
+        data = path.read_bytes() if size <= _MAX_BYTES else b""
         if not data or spelled.encode() not in data:
             return None
         view = SparseModule(Lines(data.decode("utf-8")))
@@ -199,9 +202,9 @@ _READ: dict[tuple[Path, str, Comparison], tuple[Stamp, Sets | None]] = {}
 def file_predicate(path: Path, name: str, comparison: Comparison = None) -> Sets | None:
     """``predicate_sets`` of the function ``name`` in the file at ``path`` (cached on its stamp)."""
 
-    def read() -> Sets | None:
+    def read(size: int) -> Sets | None:
         # the function and the module's statements that are no def or class
-        view = read_top_level(path, f"def {name}", lambda defined, _: defined in (None, name))
+        view = read_top_level(path, size, f"def {name}", lambda defined, _: defined in (None, name))
         return predicate_sets(view.module(), view.text, name, comparison) if view is not None else None
 
     return by_stamp(_READ, (path, name, comparison), path, read, None)
@@ -374,10 +377,10 @@ def file_traces(path: Path, name: str, position: int, hops: int = 1) -> bool:
     """``only_traces`` of the function ``name`` defined in the file at ``path``, or re-exported
     there from another module of the project (``from palladium.trace import trace``)."""
 
-    def read() -> bool:
+    def read(size: int) -> bool:
         # the function and the module's top-level imports (what it calls is read through them)
         view = read_top_level(
-            path, name, lambda defined, first: defined == name or first.startswith(_IMPORTS)
+            path, size, name, lambda defined, first: defined == name or first.startswith(_IMPORTS)
         )
         if view is None:
             return False
@@ -428,9 +431,9 @@ _MODULES: dict[Path, tuple[Stamp, ProjectModule | None]] = {}
 def project_module(path: Path) -> ProjectModule | None:
     """The module at ``path``, parsed and resolved through its own imports (cached by stamp)."""
 
-    def read() -> ProjectModule | None:
+    def read(size: int) -> ProjectModule | None:
         try:
-            source = path.read_bytes().decode("utf-8") if path.stat().st_size <= _MAX_BYTES else ""
+            source = path.read_bytes().decode("utf-8") if size <= _MAX_BYTES else ""
             tree = ast.parse(source) if source else None
         except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
             return None
