@@ -44,8 +44,8 @@ def _tamper(folder: Path) -> None:
     """Rewrite every cached finding's message: output that shows it came from the cache."""
     path = folder / ".jaxtarget_cache" / "v1" / "results.json"
     data = json.loads(path.read_text())
-    for _, result in data.values():
-        for finding in result["findings"]:
+    for entry in data.values():
+        for finding in entry[1]["findings"]:
             finding[1] = MARK
     path.write_text(json.dumps(data))
 
@@ -111,6 +111,57 @@ def test_editing_a_file_recomputes_it(tmp_path: Path) -> None:
     (project / "uses.py").write_text(USES + "# edited\n")
     out = run_cli("check", ".", "--target", "cpu", cwd=project)
     assert MARK not in out.stdout and "uses.py:5:16: JT001" in out.stdout
+
+
+GUARDED = (
+    "import jax.numpy as jnp\nfrom pkg.utils import on_accelerator\n\n\n"
+    "def spectrum(x):\n    if on_accelerator():\n        return jnp.linalg.eig(x)\n    return x\n"
+)
+PREDICATE = 'import jax\n\n\ndef on_accelerator():\n    return jax.default_backend() == "{}"\n'
+
+
+def _guarded_project(tmp_path: Path, predicate: str | None) -> Path:
+    """A module whose eig runs under a guard another module of the project defines."""
+    (tmp_path / "pkg").mkdir(parents=True)
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "main.py").write_text(GUARDED)
+    if predicate is not None:
+        (tmp_path / "pkg" / "utils.py").write_text(PREDICATE.format(predicate))
+    return tmp_path
+
+
+def test_a_result_read_from_another_module_serves_while_that_module_is_unchanged(tmp_path: Path) -> None:
+    project = _guarded_project(tmp_path, "gpu")
+    first = run_cli("check", ".", "--target", "tpu", cwd=project)
+    assert first.returncode == 0, first.stdout + first.stderr
+    reads = _entries(project)[str(project / "pkg" / "main.py")][2]
+    assert reads == [[str(project / "pkg" / "utils.py"), *_stamp(project / "pkg" / "utils.py")]]
+    _tamper(project)
+    again = run_cli("check", ".", "--target", "tpu", cwd=project)
+    assert (again.returncode, again.stdout) == (first.returncode, first.stdout)
+
+
+def _stamp(path: Path) -> list[int]:
+    st = path.stat()
+    return [st.st_mtime_ns, st.st_size]
+
+
+@pytest.mark.parametrize(("before", "after"), [("gpu", "tpu"), (None, "gpu")])
+def test_editing_or_adding_the_module_a_guard_is_read_from_recomputes(
+    before: str | None, after: str, tmp_path: Path
+) -> None:
+    """The guard's predicate is edited (from a GPU test to a TPU test, so eig now runs on a
+    TPU), or its module appears after the first check (so the unknown guard becomes a GPU
+    test): the cached result of the file that calls it no longer serves, though that file
+    did not change."""
+    project = _guarded_project(tmp_path, before)
+    first = run_cli("check", ".", "--target", "tpu", cwd=project)
+    assert ("pkg/main.py:7:27: JT003" in first.stdout) == (before != "gpu"), first.stdout
+    (project / "pkg" / "utils.py").write_text(PREDICATE.format(after))
+    out = run_cli("check", ".", "--target", "tpu", cwd=project)
+    assert ("pkg/main.py:7:27: JT003" in out.stdout) == (after == "tpu"), out.stdout + out.stderr
+    assert out.stdout == run_cli("check", ".", "--target", "tpu", "--no-cache", cwd=project).stdout
 
 
 @pytest.mark.parametrize(

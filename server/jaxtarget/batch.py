@@ -32,6 +32,7 @@ from .files import SourceError, decode_source_file
 from .formats import FileResult
 from .project import Engines, settings_for
 from .semantics.pins import conftest_pin, is_test_module
+from .semantics.predicates import recording_reads
 
 #: checks one file; appends its diff (``--diff``) to the list
 CheckFile = Callable[[Path, Engine, argparse.Namespace, list[str]], FileResult]
@@ -107,7 +108,10 @@ def _work(task: tuple[str, int]) -> tuple[FileResult, str, bool]:
     engine = state.engines.engine(state.settings[index])
     diffs: list[str] = []
     began = time.perf_counter()
-    result = state.check_file(path, engine, state.args, diffs)
+    with recording_reads() as reads:
+        result = state.check_file(path, engine, state.args, diffs)
+    if reads:
+        result = replace(result, reads=tuple(sorted((str(p), stamp) for p, stamp in reads.items())))
     if result.source and not (result.findings and state.args.format == "sarif"):
         result = replace(result, source="")
     if time.perf_counter() - began > _FREEZE_AFTER_S:

@@ -5,9 +5,12 @@ the result. The key covers everything the result depends on: the file's bytes, t
 file's path and the conftest.py pin above it, the settings that affect analysis (the
 settings table's ``analysis`` column), the interpreter and its jax version and PJRT
 plugins, the targets ``auto`` expands to, and jaxtarget itself (version and the
-fingerprint of its own modules), Python and jedi. A result whose analysis read the
-project's other files (``Module.reads_project``) is not stored. Entries of files that are
-gone are dropped when the cache is saved.
+fingerprint of its own modules), Python and jedi. An entry also lists the other files of
+the project its analysis read (a guard predicate, a test base class or a tracing helper
+defined in another module), each with its modification time and size then: it serves
+only while each is still so (or still absent). A result whose analysis searched the
+whole project (``Module.reads_project``) is not stored. Entries of files that are gone
+are dropped when the cache is saved.
 
 The entries are one JSON file, written whole to a temporary file that is renamed over
 the old one (``os.replace``): two runs sharing the cache each read a complete file and
@@ -28,16 +31,37 @@ from .files import write_atomically
 from .fingerprint import own_fingerprint
 from .formats import FileResult
 from .model import Finding, Span
+from .semantics.predicates import stamp_of
 
 FOLDER = ".jaxtarget_cache"
 #: the layout of the entries; a new one starts an empty cache beside the old
 FORMAT = "v1"
 
 
+#: another file a result was read from, with its (modification time, size) then; None: absent
+Read = tuple[str, tuple[int, int] | None]
+
+
 @dataclass(frozen=True)
 class Entry:
     key: str
     result: dict[str, Any]
+    reads: tuple[Read, ...] = ()
+
+    def current(self) -> bool:
+        """Whether every other file the result was read from is as it was."""
+        return all(stamp_of(Path(name)) == stamp for name, stamp in self.reads)
+
+    def encode(self) -> list[Any]:
+        reads = [[name, *stamp] if stamp is not None else [name] for name, stamp in self.reads]
+        return [self.key, self.result, reads] if reads else [self.key, self.result]
+
+
+def _decode_entry(raw: list[Any]) -> Entry:
+    reads = tuple(
+        (str(r[0]), (int(r[1]), int(r[2])) if len(r) == 3 else None) for r in (raw[2] if len(raw) > 2 else [])
+    )
+    return Entry(str(raw[0]), raw[1], reads)
 
 
 def file_key(data: bytes, path: Path, context: str) -> str:
@@ -123,7 +147,7 @@ class ResultCache:
     def _load(self) -> dict[str, Entry]:
         try:
             raw = json.loads(self.file.read_text(encoding="utf-8"))
-            return {p: Entry(e[0], e[1]) for p, e in raw.items()}
+            return {p: _decode_entry(e) for p, e in raw.items()}
         except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
             return {}
 
@@ -131,10 +155,10 @@ class ResultCache:
         name = str(path)
         self.seen.add(name)
         entry = self.entries.get(name)
-        return entry.result if entry is not None and entry.key == key else None
+        return entry.result if entry is not None and entry.key == key and entry.current() else None
 
     def put(self, path: Path, key: str, result: FileResult) -> None:
-        self.fresh[str(path)] = Entry(key, encode_result(result))
+        self.fresh[str(path)] = Entry(key, encode_result(result), tuple(result.reads))
 
     def save(self) -> None:
         """Merge with what is on disk now (another run may have saved), drop files that are gone, write."""
@@ -153,7 +177,7 @@ class ResultCache:
         merged.update(self.fresh)
         try:
             self._prepare()
-            data = json.dumps({p: [e.key, e.result] for p, e in merged.items()}, separators=(",", ":"))
+            data = json.dumps({p: e.encode() for p, e in merged.items()}, separators=(",", ":"))
             write_atomically(self.file, data.encode("utf-8"))
         except OSError:
             return  # a read-only folder: no cache, the results stand

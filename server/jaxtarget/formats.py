@@ -36,8 +36,11 @@ class FileResult:
     cells: Sequence[int] = ()
     #: for a notebook, the cell of the error
     error_cell: int | None = None
-    #: False where the result depends on other files than this one (it is not cached)
+    #: False where the result depends on the project's files as a whole (it is not cached)
     cacheable: bool = True
+    #: the other files of the project the result was read from, each with its modification
+    #: time and size then (None: it was not there); the cached result serves while they match
+    reads: Sequence[tuple[str, tuple[int, int] | None]] = ()
 
     def cell(self, index: int) -> int | None:
         """The notebook cell of finding ``index`` (None for a module)."""

@@ -15,7 +15,9 @@ computes, whatever its name.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -137,15 +139,22 @@ def module_file(path: Path, module: str, level: int) -> Path | None:
     else:
         bases = import_roots(path)
     rel = Path(*module.split(".")) if module else Path()
+    record = _RECORD.get()
     for base in bases:
         for candidate in (base / rel.with_suffix(".py") if module else None, base / rel / "__init__.py"):
-            if candidate is not None and candidate.is_file():
+            if candidate is None:
+                continue
+            if candidate.is_file():
                 return candidate
+            if record is not None:
+                record.setdefault(candidate, None)  # a file made here later is read instead
     return None
 
 
 #: a file's modification time and size: what it said is read again when either changes
 Stamp = tuple[int, int]
+#: each project file read while recording (``recording_reads``), with its stamp (None: not there)
+_RECORD: ContextVar[dict[Path, Stamp | None] | None] = ContextVar("jaxtarget_reads", default=None)
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 
@@ -159,17 +168,40 @@ def by_stamp(
     """What ``read`` said of the file at ``path`` when it was last read as it is now (its
     modification time and size), read again if it changed (``read`` is given the size);
     ``missing`` for a file that is not there."""
-    try:
-        st = path.stat()
-    except OSError:
+    stamp = stamp_of(path)
+    record = _RECORD.get()
+    if record is not None:
+        record[path] = stamp
+    if stamp is None:
         return missing
-    stamp = (st.st_mtime_ns, st.st_size)
     hit = cache.get(key)
     if hit is not None and hit[0] == stamp:
         return hit[1]
-    value = read(st.st_size)
+    value = read(stamp[1])
     cache[key] = (stamp, value)
     return value
+
+
+@contextmanager
+def recording_reads() -> Iterator[dict[Path, Stamp | None]]:
+    """Within the block, every project file the readers here consult is noted in the
+    yielded dict with the stamp it had (None: it was not there): what a file's result
+    depends on besides the file itself."""
+    reads: dict[Path, Stamp | None] = {}
+    token = _RECORD.set(reads)
+    try:
+        yield reads
+    finally:
+        _RECORD.reset(token)
+
+
+def stamp_of(path: Path) -> Stamp | None:
+    """The file's stamp now (None: it is not there)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
 
 
 def read_top_level(
