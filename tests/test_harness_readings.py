@@ -179,6 +179,17 @@ def test_a_setup_skip_in_a_base_class_of_another_module(
     assert found_lines(check, text, "tpu", str(test)) == []
 
 
+def test_a_base_class_is_read_from_a_module_in_newer_grammar(check: CheckFn, tmp_path: Path) -> None:
+    """The harness module also defines a PEP 695 generic helper, which Python 3.11 does not
+    parse: its base class's ``setUp`` skip is read all the same (on 3.12 and later, as always)."""
+    test = _project(tmp_path)
+    generic = "\n\ndef _first[T](items: list[T]) -> T:\n    return items[0]\n"
+    (tmp_path / "kernels" / "test_util.py").write_text(HARNESS + generic)
+    text = _setup_case("from kernels import test_util as ptu", "ptu.PallasTPUTest", "", ())
+    test.write_text(text)
+    assert found_lines(check, text, "cpu", str(test)) == []
+
+
 @pytest.mark.parametrize(("base", "found"), [("ptu.PallasTest", False), ("ptu.PlainTest", True)])
 def test_every_class_that_runs_a_test_is_read(check: CheckFn, tmp_path: Path, base: str, found: bool) -> None:
     """``ControlFlowTest`` skips on cpu through its base unless interpreted, and skips itself

@@ -15,6 +15,7 @@ from .rules.base import CheckContext, Violation
 from .rules.registry import APIS, RULES, WANTED
 from .semantics.module import Module, Reference, Wanted, analyse
 from .semantics.pins import conftest_pin
+from .semantics.project_imports import renamed_terms, spelled
 from .semantics.source import ChunkCache, FullView, SourceView, SparseModule, parse_recovering
 from .semantics.text import Lines
 from .suppression import unsuppressed
@@ -153,7 +154,7 @@ class Engine:
             note="" if resolver.exact else resolver.reason,
         )
         if sparse and "\0" not in source:
-            if not WANTED.might_be_mentioned(source):
+            if not WANTED.might_be_mentioned(source) and not self._renamed_in_project(source, path):
                 return result
             view = SparseModule(text, cache)
             if kept is not None:
@@ -164,14 +165,14 @@ class Engine:
                 if cache is not None:
                     view.prune_cache()
                 return self._report(result, module, violations)
-        if not self.may_use(source) and parses(source):
+        if not self.may_use(source) and not self._renamed_in_project(source, path) and parses(source):
             # a text prefilter before any parse: no subject's name, no use; a syntax check is left
             return result
         tree, error, error_line, error_col = parse_recovering(source)
         result.syntax_error, result.syntax_error_line, result.syntax_error_col = error, error_line, error_col
         if tree is None:
             return result
-        if not WANTED.might_be_mentioned(source):
+        if not WANTED.might_be_mentioned(source) and not self._renamed_in_project(source, path):
             result.module = Module(source, path, text, FullView(tree))
             return result
         module = self._analyse(FullView(tree), text, path)
@@ -185,6 +186,12 @@ class Engine:
         aliases of such words, are ever resolved.
         """
         return spells_any(source, self._terms)
+
+    @staticmethod
+    def _renamed_in_project(source: str, path: str | None) -> bool:
+        """Whether ``source`` spells a name another module of the project gives an API
+        (``from mypkg.impl import cuda_attention``, where impl.py renames it)."""
+        return bool(spelled(source, renamed_terms(path, source, WANTED.subject_terms())))
 
     def _analyse(self, view: SourceView, text: Lines, path: str | None) -> Module:
         resolver = self.environment.resolver

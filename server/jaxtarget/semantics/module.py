@@ -27,6 +27,7 @@ from .aliases import through_alias
 from .conditions import Allowed
 from .guards import Guards
 from .predicates import jax_module_name
+from .project_imports import import_text, renamed_terms, through_project
 from .resolver import Binding, Query, Resolver, Spot
 from .scopes import (
     AMBIGUOUS,
@@ -361,12 +362,16 @@ def analyse(
         return bool(text.word_lines(word))
 
     terms = wanted.terms(spells)
+    # names other modules of the project give the APIs (`from jax... import x as cuda_x`)
+    renamed = renamed_terms(path, import_text(text), wanted.subject_terms())
+    renamed = frozenset(w for w in renamed if spells(w))
+    terms |= renamed
     aliases = (
         import_aliases(view.module(), lines_with_words(text, ("import",)), terms)
         if " as " in source
         else set()
     )
-    subject_lines = lines_with_words(text, wanted.subject_terms(spells) | aliases)
+    subject_lines = lines_with_words(text, wanted.subject_terms(spells) | renamed | aliases)
     if not subject_lines:
         return module
     view.ensure(subject_lines)
@@ -441,7 +446,14 @@ def _resolve(
                 # the module that defines the API calls it (`spsolve` in its own gradient rules)
                 queries.append((cand, Query(Binding("from", own, cand.root, None), cand.dotted)))
             continue
-        if binding == AMBIGUOUS or (isinstance(binding, Binding) and binding.level):
+        project = (
+            through_project(module.path, binding, cand.dotted)
+            if own is None and isinstance(binding, Binding)
+            else None
+        )
+        if project is not None:
+            queries.append((cand, project))
+        elif binding == AMBIGUOUS or (isinstance(binding, Binding) and binding.level):
             full.append(cand)
         elif isinstance(binding, Binding):
             queries.append((cand, Query(binding, cand.dotted)))

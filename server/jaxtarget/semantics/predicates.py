@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from .grammar import parse_modern
 from .resolver import Binding
 from .scopes import ScopeIndex, binding_for, collect, import_bindings
 from .source import SparseModule
@@ -466,7 +467,7 @@ def project_module(path: Path) -> ProjectModule | None:
     def read(size: int) -> ProjectModule | None:
         try:
             source = path.read_bytes().decode("utf-8") if size <= _MAX_BYTES else ""
-            tree = ast.parse(source) if source else None
+            tree = parse_modern(source) if source else None
         except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
             return None
         if tree is None or not tree.body:

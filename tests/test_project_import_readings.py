@@ -1,0 +1,149 @@
+"""APIs reached through another module of the project (semantics/project_imports.py).
+
+Modelled on kesavanramakrishnan/flash-hog, flash_hog/jax/_attention_impl.py (imports JAX's
+private cuDNN attention as ``cuda_dot_product_attention``) and flash_hog/jax/attention.py
+(``import flash_hog.jax._attention_impl as attn_impl``, then
+``attn_impl.cuda_dot_product_attention(...)``), and on the ``try``/``except ImportError``
+shims and ``__init__.py`` re-exports of small research packages. The project is not
+installed in the interpreter jedi asks, so only the project's own files tell what the names
+are. Real jedi in the test interpreter, the real engine; the code is written for this suite.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .conftest import CheckFn, found_lines, marked_lines
+
+IMPL = """\
+try:
+    from jax._src.cudnn.fused_attention_stablehlo import dot_product_attention as cuda_dot_product_attention
+except ImportError:
+    cuda_dot_product_attention = None
+from jax.numpy.linalg import eigvals as spectrum_of
+from jax.numpy.linalg import eig as decompose
+from jax.numpy.linalg import svd as singular
+from jax.numpy.linalg import eigh as wrapped_eigh
+
+
+def decompose(x):
+    return x
+
+
+singular = None if False else singular.__wrapped__
+"""
+
+INIT = "from ._impl import spectrum_of as spectrum\n"
+
+#: found on cpu: the cuDNN attention (cuda only); on tpu: that and eigvals (cpu and GPUs)
+APP = """\
+import mypkg._impl as attn_impl
+import mypkg._impl
+import mypkg
+from mypkg._impl import spectrum_of
+from mypkg import _impl
+from ._impl import spectrum_of as eigenvalues
+from ._impl import *
+
+
+def attention(q, k, v):
+    return attn_impl.cuda_dot_product_attention(q, k, v, scale=1.0)  # found
+
+
+def spectra(x):
+    a = spectrum_of(x)  # found on tpu
+    b = mypkg._impl.spectrum_of(x)  # found on tpu
+    c = _impl.spectrum_of(x)  # found on tpu
+    d = eigenvalues(x)  # found on tpu
+    e = mypkg.spectrum(x)  # found on tpu
+    f = wrapped_eigh(x)
+    return a, b, c, d, e, f
+
+
+def own(x):
+    # the module defines decompose itself, and binds singular by an assignment too
+    return attn_impl.decompose(x), attn_impl.singular(x)
+"""
+
+
+def _project(tmp_path: Path) -> str:
+    (tmp_path / "pyproject.toml").write_text("")
+    pkg = tmp_path / "mypkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(INIT)
+    (pkg / "_impl.py").write_text(IMPL)
+    return str(pkg / "app.py")
+
+
+@pytest.mark.parametrize("target", ["cpu", "tpu"])
+def test_apis_imported_under_other_names_in_another_module_are_found(
+    check: CheckFn, tmp_path: Path, target: str
+) -> None:
+    """Each form of import of the project module (plain, aliased, from-import of the module
+    or of the name, relative, star, a package's re-export) reaches the API; a name the module
+    defines or assigns itself does not."""
+    path = _project(tmp_path)
+    assert found_lines(check, APP, target, path) == marked_lines(APP, target)
+
+
+def test_without_the_project_module_nothing_is_found(check: CheckFn, tmp_path: Path) -> None:
+    """The same file without its project beside it: the names mean nothing known."""
+    (tmp_path / "alone").mkdir()
+    assert found_lines(check, APP, "tpu", str(tmp_path / "alone" / "app.py")) == []
+
+
+def test_a_module_of_jax_is_left_to_the_resolver(check: CheckFn, tmp_path: Path) -> None:
+    """A project that is a jax checkout: its own modules are what jedi reads for jax names,
+    and a name the module rebinds is no API (``jax.numpy`` defining its own ``roots``)."""
+    jax_pkg = tmp_path / "jax"
+    jax_pkg.mkdir()
+    (jax_pkg / "__init__.py").write_text("")
+    (jax_pkg / "helpers.py").write_text("from jax.numpy.linalg import eigvals as values\n")
+    source = "import jax.helpers as h\n\n\ndef f(x):\n    return h.values(x)\n"
+    # asked of jedi, which answers from the installed jax (that has no `jax.helpers`)
+    assert found_lines(check, source, "tpu", str(tmp_path / "app.py")) == []
+
+
+def test_a_chain_of_project_modules_is_followed_three_deep_and_no_further(
+    check: CheckFn, tmp_path: Path
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    pkg = tmp_path / "deep"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "m1.py").write_text("from jax.numpy.linalg import eigvals as ev1\n")
+    for n in range(2, 6):
+        (pkg / f"m{n}.py").write_text(f"from .m{n - 1} import ev1\n")
+    source = "".join(f"from deep.m{n} import ev1 as e{n}\n" for n in range(1, 6)) + "\n\ndef f(x):\n"
+    source += "".join(f"    e{n}(x)\n" for n in range(1, 6))
+    first = source.count("\n") - 4
+    # through m1 alone, m2 then m1, m3 then m2 then m1; m4 would take a fourth module
+    assert found_lines(check, source, "tpu", str(tmp_path / "app.py")) == [first, first + 1, first + 2]
+
+
+#: modelled on benvial/nannos nannos/__init__.py, which binds its array library by configuration
+CHOSEN = """\
+import os
+
+if os.environ.get("MYPKG_BACKEND") == "jax":
+    from jax.numpy.linalg import eigvals as values
+else:
+    from numpy.linalg import eigvals as values
+"""
+
+
+def test_a_name_bound_to_jax_or_another_library_by_configuration_is_not_visibly_jax(
+    check: CheckFn, tmp_path: Path
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "chosen").mkdir()
+    (tmp_path / "chosen" / "__init__.py").write_text("")
+    (tmp_path / "chosen" / "backend.py").write_text(CHOSEN)
+    source = "from chosen import backend\n\n\ndef f(x):\n    return backend.values(x)\n"
+    path = str(tmp_path / "chosen" / "layers.py")
+    assert found_lines(check, source, "tpu", path) == []
+    # jax's alone: found
+    (tmp_path / "chosen" / "backend.py").write_text("from jax.numpy.linalg import eigvals as values\n")
+    assert found_lines(check, source, "tpu", path) == [5]
