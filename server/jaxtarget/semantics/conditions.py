@@ -90,7 +90,7 @@ class Conditions:
         self._assumed: dict[str, bool] = {}
         #: boolean class attributes of the test class being judged, read through ``self``
         #: (``INTERPRET = False``, inherited and not set otherwise by a subclass)
-        self._self_attrs: dict[str, bool] = {}
+        self.class_flags: dict[str, bool] = {}
         self._entry: Entry | None = None
 
     def callee(self, node: ast.AST) -> str | None:
@@ -142,13 +142,13 @@ class Conditions:
     def sets(self, test: ast.AST, chain: Sequence[ast.AST], depth: int = 0) -> Sets:
         """Platforms on which ``test`` can be true, and those on which it can be false."""
         if (
-            self._self_attrs
+            self.class_flags
             and isinstance(test, ast.Attribute)
             and isinstance(test.value, ast.Name)
             and test.value.id == "self"
-            and test.attr in self._self_attrs
+            and test.attr in self.class_flags
         ):
-            return (ALL, NONE) if self._self_attrs[test.attr] else (NONE, ALL)
+            return (ALL, NONE) if self.class_flags[test.attr] else (NONE, ALL)
         if self._assumed and isinstance(
             test, (ast.Name, ast.Attribute, ast.Compare, ast.Call, ast.Subscript)
         ):

@@ -5,8 +5,9 @@ code runs. Read here: ``if`` tests, conditional expressions, ``and``/``or``
 chains, early exits (``return``, ``raise``, ``pytest.skip``, ``self.skipTest``)
 including ``if/elif/else`` chains, ``assert``, skip decorators (unittest,
 pytest, jax's ``jtu.run_on_devices``/``skip_on_devices``), skips in ``setUp``
-and ``setUpClass``, a module-level ``pytestmark``, and test-base methods that run a
-function they are handed only on some platforms (``CompatTestBase.run_one_test``).
+and ``setUpClass`` (read through harness.py, which knows the test classes), a module-level
+``pytestmark``, and test-base methods that run a function they are handed only on some
+platforms (``CompatTestBase.run_one_test``).
 
 What a test expression says about the backend is read in conditions.py.
 """
@@ -16,12 +17,12 @@ from __future__ import annotations
 import ast
 import itertools
 from collections.abc import Sequence
-from pathlib import Path
 
 from ..platforms import platforms_of
 from .conditions import ALL, DEFS, NONE, Allowed, Conditions, Sets, as_allowed, string_set
 from .entry import Entry
-from .predicates import ProjectModule, project_class
+from .harness import TestClasses
+from .predicates import ProjectModule
 from .values import body_statements, positional_params
 from .vocabulary import (
     EXIT_CALLS,
@@ -36,38 +37,6 @@ from .vocabulary import (
 )
 
 
-def _bool_attributes(cls: ast.ClassDef) -> dict[str, bool]:
-    """``NAME = True`` / ``NAME: bool = False`` in a class body (a name bound otherwise: left out)."""
-    out: dict[str, bool] = {}
-    for stmt in cls.body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            target, value = stmt.targets[0].id, stmt.value
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-            target, value = stmt.target.id, stmt.value
-        else:
-            continue
-        if isinstance(value, ast.Constant) and isinstance(value.value, bool):
-            out[target] = value.value
-        else:
-            out.pop(target, None)
-    return out
-
-
-def _self_assigned(cls: ast.ClassDef) -> set[str]:
-    """The attributes a class's methods assign through ``self`` (``self.INTERPRET = ...``)."""
-    return {
-        target.attr
-        for stmt in cls.body
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
-        for node in ast.walk(stmt)
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
-        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
-        if isinstance(target, ast.Attribute)
-        and isinstance(target.value, ast.Name)
-        and target.value.id == "self"
-    }
-
-
 class Guards(Conditions):
     """Reads the guards of one module: which platforms reach a statement."""
 
@@ -77,18 +46,14 @@ class Guards(Conditions):
     _module_prefix: dict[int, frozenset[str]] | None = None
     #: helpers being read (a helper calling itself is not followed)
     _open: frozenset[int] = frozenset()
+    #: the module's test classes, once asked about
+    _harness: TestClasses | None = None
 
-    #: the guards of other project modules whose classes this module's test classes derive from
-    _base_modules: dict[Path, Guards] | None = None
-
-    def _module_guards(self, module: ProjectModule) -> Guards:
-        if self._base_modules is None:
-            self._base_modules = {}
-        guards = self._base_modules.get(module.path)
-        if guards is None or guards.tree is not module.tree:
-            guards = Guards(module.tree, module.resolved, path=str(module.path))
-            self._base_modules[module.path] = guards
-        return guards
+    @property
+    def harness(self) -> TestClasses:
+        if self._harness is None:
+            self._harness = TestClasses(self, _module_guards)
+        return self._harness
 
     def _method(self, call: ast.Call, chain: Sequence[ast.AST]) -> str | None:
         """The public name of ``self.m(...)``: ``m`` inherited from a base class the resolver named."""
@@ -278,85 +243,6 @@ class Guards(Conditions):
                 out &= true
         return out
 
-    def _class_setup(self, cls: ast.ClassDef, chain: Sequence[ast.AST], depth: int = 0) -> frozenset[str]:
-        """Platforms that get past the skips in a test class's ``setUp``/``setUpClass`` (and its
-        bases', also those another project module defines: jax's Pallas tests derive from
-        ``pallas_test_util.PallasTPUTest``, whose ``setUp`` skips off TPU)."""
-        out = ALL
-        here = [*chain, cls]
-        for stmt in cls.body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in SETUP_METHODS:
-                out &= self.decorators(stmt.decorator_list, here) & self.falls_through(
-                    stmt.body, [*here, stmt]
-                )
-        if depth < 3:
-            for base_guards, base in self._bases(cls):
-                if base_guards is self:
-                    out &= self._class_setup(base, [self.tree], depth + 1)
-                else:
-                    base_guards._self_attrs = self._self_attrs
-                    try:
-                        out &= base_guards._class_setup(base, [base_guards.tree], depth + 1)
-                    finally:
-                        base_guards._self_attrs = {}
-                out &= base_guards.decorators(base.decorator_list, [base_guards.tree])
-        return out
-
-    def _bases(self, cls: ast.ClassDef) -> list[tuple[Guards, ast.ClassDef]]:
-        """The classes ``cls`` derives from that this module or another project module defines,
-        each with the guards of its module."""
-        out: list[tuple[Guards, ast.ClassDef]] = []
-        for base in cls.bases:
-            found = self.values.class_named(base) if isinstance(base, ast.Name) else None
-            if found is not None:
-                if found is not cls:
-                    out.append((self, found))
-                continue
-            other = project_class(self.path, self.tree, base)
-            if other is not None:
-                out.append((self._module_guards(other[0]), other[1]))
-        return out
-
-    def _class_flags(self, cls: ast.ClassDef) -> dict[str, bool]:
-        """The boolean attributes a class has, itself or through its bases (the nearest
-        ``INTERPRET = False`` wins), also those of bases another project module defines."""
-        flags: dict[str, bool] = {}
-        assigned: set[str] = set()
-        seen: set[int] = set()
-        todo: list[tuple[Guards, ast.ClassDef]] = [(self, cls)]
-        while todo and len(seen) < 12:
-            guards, here = todo.pop(0)
-            if id(here) in seen:
-                continue
-            seen.add(id(here))
-            for name, value in _bool_attributes(here).items():
-                flags.setdefault(name, value)
-            assigned |= _self_assigned(here)
-            todo.extend(guards._bases(here))
-        return {name: value for name, value in flags.items() if name not in assigned}
-
-    def _class_variants(self, cls: ast.ClassDef) -> list[dict[str, bool]]:
-        """The boolean attributes of each class of this module that runs ``cls``'s tests: the
-        class itself and each subclass (``class PallasInterpretTest(PallasTest): INTERPRET =
-        True`` runs every inherited test again in interpret mode)."""
-        variants = [self._class_flags(cls)]
-        for other in self.tree.body:
-            if isinstance(other, ast.ClassDef) and other is not cls and self._derives(other, cls):
-                flags = self._class_flags(other)
-                if flags not in variants:
-                    variants.append(flags)
-        return variants
-
-    def _derives(self, cls: ast.ClassDef, base: ast.ClassDef, depth: int = 0) -> bool:
-        """Whether ``cls`` derives from ``base`` through classes of this module."""
-        for b in cls.bases:
-            found = self.values.class_named(b) if isinstance(b, ast.Name) else None
-            if found is base or (
-                found is not None and found is not cls and depth < 8 and self._derives(found, base, depth + 1)
-            ):
-                return True
-        return False
-
     def _module_setup(self) -> frozenset[str]:
         if self._setup is None:
             self._setup = self._read_module_setup()
@@ -471,8 +357,8 @@ class Guards(Conditions):
         try:
             # a test that runs in several classes: where any of them reaches it
             out: frozenset[str] = NONE
-            for flags in self._test_class_variants(ancestors, node) or [{}]:
-                self._self_attrs = flags
+            for flags in self.harness.running(ancestors, node) or [{}]:
+                self.class_flags = flags
                 got = self._allowed(ancestors, node)
                 if got is None:
                     return None
@@ -480,26 +366,8 @@ class Guards(Conditions):
             return as_allowed(out)
         finally:
             self._assumed = {}
-            self._self_attrs = {}
+            self.class_flags = {}
             self._entry = None
-
-    def _test_class_variants(self, ancestors: Sequence[ast.AST], node: ast.AST) -> list[dict[str, bool]]:
-        """For code in a method of a test class whose boolean attributes its setUp or its
-        tests read through ``self`` (``INTERPRET``), those attributes in each class that runs
-        it; ``self.INTERPRET`` is then known in each."""
-        chain = [*ancestors, node]
-        for parent, child in itertools.pairwise(chain):
-            if isinstance(parent, ast.ClassDef) and isinstance(
-                child, (ast.FunctionDef, ast.AsyncFunctionDef)
-            ):
-                if not child.name.startswith("test"):
-                    # other classes take their attributes when an instance is made
-                    # (`is_causal: bool = False` of a layer): only a test runner makes
-                    # a test class's instances as they are
-                    return []
-                variants = self._class_variants(parent)
-                return variants if any(variants) else []
-        return []
 
     def _allowed(self, ancestors: Sequence[ast.AST], node: ast.AST) -> Allowed:
         out = self._module_setup()
@@ -543,7 +411,7 @@ class Guards(Conditions):
                     and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
                     and child.name not in SETUP_METHODS
                 ):
-                    out &= self._class_setup(parent, above)
+                    out &= self.harness.setup(parent, above)
             block = _block_of(parent, child)
             if block is not None and isinstance(child, ast.stmt):
                 nested = isinstance(child, DEFS) and any(isinstance(a, DEFS) for a in above)
@@ -593,3 +461,8 @@ def _block_of(parent: ast.AST, child: ast.AST) -> list[ast.stmt] | None:
         if isinstance(block, list) and any(c is child for c in block):
             return block
     return None
+
+
+def _module_guards(module: ProjectModule) -> Guards:
+    """The guards of another module of the project (where a base class is defined)."""
+    return Guards(module.tree, module.resolved, path=str(module.path))
