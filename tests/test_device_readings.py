@@ -313,3 +313,56 @@ def kernel_only_rebound(spec):
 
 def test_exported_for_named_platforms_only_where_they_are_visible(check: CheckFn) -> None:
     assert found_lines(check, EXPORTS, "cpu") == marked_lines(EXPORTS)
+
+
+#: modelled on ammar1510/train-gpt bench_fp8_norm.py: a Modal app whose benchmark function
+#: runs in a container with an NVIDIA GPU (`@app.function(image=image, gpu="B200")`) and
+#: calls the cuDNN attention there; Modal is not installed where the tests run, so its names
+#: are read from the imports
+MODAL = """\
+import modal
+from modal import App as ModalApp
+
+import jax
+
+app = modal.App("bench")
+other = ModalApp("other")
+tasks = make_tasks()
+
+
+@app.function(gpu="B200", timeout=600)
+def on_gpu(q, k, v):
+    def attention(q, k, v):
+        return jax.nn.dot_product_attention(q, k, v, implementation="cudnn")
+
+    return attention(q, k, v)
+
+
+@other.cls(gpu="H100:8")
+class Server:
+    def attend(self, q, k, v):
+        return jax.nn.dot_product_attention(q, k, v, implementation="cudnn")
+
+
+@app.function(timeout=600)
+def on_cpu_container(q, k, v):
+    return jax.nn.dot_product_attention(q, k, v, implementation="cudnn")  # found
+
+
+@app.function(gpu=None)
+def no_gpu(q, k, v):
+    return jax.nn.dot_product_attention(q, k, v, implementation="cudnn")  # found
+
+
+@tasks.function(gpu="A100")
+def not_modal(q, k, v):
+    return jax.nn.dot_product_attention(q, k, v, implementation="cudnn")  # found
+"""
+
+
+def test_a_modal_function_given_a_gpu_runs_on_cuda(check: CheckFn) -> None:
+    """Only a function (or a class's methods) a Modal app runs with ``gpu=`` is pinned to
+    cuda; without a GPU, or by another object's ``function``, nothing is known."""
+    for target in ("cpu", "tpu"):
+        assert found_lines(check, MODAL, target) == marked_lines(MODAL)
+    assert found_lines(check, MODAL, "cuda") == []

@@ -347,7 +347,9 @@ def analyse(
     source = text.source
     setup = [
         ln
-        for ln in lines_with_words(text, (*SETUP_WORDS, *pins.PLATFORM_WORDS, *devices.PIN_WORDS))
+        for ln in lines_with_words(
+            text, (*SETUP_WORDS, *pins.PLATFORM_WORDS, *devices.PIN_WORDS, *placed.APP_WORDS)
+        )
         if ln in view
         or "import" in text.text(ln)
         or not view.is_definition(ln)

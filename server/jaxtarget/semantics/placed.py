@@ -7,7 +7,8 @@ and the names the resolver confirmed:
   (``with jax.default_device(jax.devices("cpu")[0])``, ``jax.jit(f, backend="cpu")``, an
   input committed with ``jax.device_put(x, cpu)``, ``jax.jit(f, in_shardings=s)`` with the
   devices of ``s`` named by platform, such as a TPU topology compiled for ahead of time),
-  or the platforms it is exported for (``jax.export.export(jax.jit(f), platforms=[...])``);
+  or the platforms it is exported for (``jax.export.export(jax.jit(f), platforms=[...])``),
+  or the GPU a cloud app runs a function on (Modal's ``@app.function(gpu="H100")``);
 - ``pinned_call``: the same for a function handed to such a call;
 - ``branch``: the platforms whose branch of ``lax.platform_dependent`` holds it.
 """
@@ -36,6 +37,12 @@ EXPORTERS: dict[str, frozenset[str] | None] = {
 #: compilers that lower every program they are handed for one platform, whatever JAX's backend
 #: (Catalyst's ``qjit`` lowers the jaxpr for the host CPU)
 HOST_COMPILERS: dict[str, frozenset[str]] = {"catalyst.qjit": frozenset({"cpu"})}
+#: apps whose ``@app.function(gpu=...)`` / ``@app.cls(gpu=...)`` runs the function, or the
+#: class's methods, in a container with that GPU: Modal's, whose GPUs are all NVIDIA's
+REMOTE_APPS: dict[str, frozenset[str]] = {"modal.App": frozenset({"cuda"}), "modal.Stub": frozenset({"cuda"})}
+_REMOTE_DECORATORS = frozenset({"function", "cls"})
+#: words of the module-level statements that make such apps (read before the uses)
+APP_WORDS: tuple[str, ...] = tuple(sorted({q.rsplit(".", 1)[1] for q in REMOTE_APPS}))
 
 
 def _jit_platforms(g: Guards, call: ast.Call, chain: Sequence[ast.AST]) -> frozenset[str] | None:
@@ -101,6 +108,22 @@ def _pinned_by_call(g: Guards, call: ast.Call, chain: Sequence[ast.AST]) -> froz
     return None
 
 
+def _remote_host(g: Guards, dec: ast.Call, chain: Sequence[ast.AST]) -> frozenset[str] | None:
+    """``@app.function(gpu="H100")`` of ``app = modal.App(...)``: the platform of the GPU the
+    app runs the function on (None: no such decorator, or no GPU asked for)."""
+    func = dec.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+        return None
+    if func.attr not in _REMOTE_DECORATORS:
+        return None
+    gpu = keyword_value(dec, "gpu")
+    if gpu is None or (isinstance(gpu, ast.Constant) and not gpu.value):
+        return None
+    found = g.values.value_of(func.value, chain)
+    app = g.callee(found[0]) if found is not None else None
+    return REMOTE_APPS.get(app) if app is not None else None
+
+
 def _committed_platforms(g: Guards, call: ast.Call, chain: Sequence[ast.AST]) -> frozenset[str] | None:
     """The platform of an argument committed by ``jax.device_put(x, device)``: the call runs there."""
     for arg in (*call.args, *(k.value for k in call.keywords)):
@@ -137,12 +160,12 @@ def pinned(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> frozenset[
                     found = device_platforms(g, ctx.args[0], above) or found
         elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is child:
             found = _pinned_by_call(g, parent, above) or _jit_consumed(g, parent, above[:-1]) or found
-        elif isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        elif isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
             c is child for c in parent.body
         ):
             for dec in parent.decorator_list:
                 if isinstance(dec, ast.Call):
-                    found = _pinned_by_call(g, dec, above) or found
+                    found = _pinned_by_call(g, dec, above) or _remote_host(g, dec, above) or found
                 else:
                     found = HOST_COMPILERS.get(g.resolved.get(id(dec), "")) or found
     if found is None:

@@ -23,7 +23,7 @@ from .aliases import static_target
 from .devices import MESH, NAMED_SHARDING, SINGLE_DEVICE_SHARDING, TOPOLOGY
 from .guards import Guards
 from .passing import PARTIAL, TRACE_ONLY, TRANSFORMS, assigned_name, local_loads
-from .placed import DEFAULT_DEVICE, DEVICE_PUT, EXPORTERS, HOST_COMPILERS, PLATFORM_DEPENDENT
+from .placed import DEFAULT_DEVICE, DEVICE_PUT, EXPORTERS, HOST_COMPILERS, PLATFORM_DEPENDENT, REMOTE_APPS
 from .vocabulary import terminal
 
 #: registers a function as a primitive's lowering, for one platform with ``platform=``
@@ -46,6 +46,7 @@ USE_NAMES: frozenset[str] = frozenset(
         *TRANSFORMS,
         *HOST_COMPILERS,
         *EXPORTERS,
+        *REMOTE_APPS,
     }
 )
 
