@@ -147,3 +147,40 @@ def test_a_name_bound_to_jax_or_another_library_by_configuration_is_not_visibly_
     # jax's alone: found
     (tmp_path / "chosen" / "backend.py").write_text("from jax.numpy.linalg import eigvals as values\n")
     assert found_lines(check, source, "tpu", path) == [5]
+
+
+#: modelled on agonzago/test_stationary bvar_jax/estimate_var_ss.py, a script that imports
+#: its smoother from run_single_draw.py beside it, which pins the process to the cpu as it
+#: is imported (`jax.config.update("jax_platform_name", "cpu")`)
+SMOOTHER = 'import jax\n\njax.config.update("jax_platform_name", "cpu")\n\n\ndef smooth(x):\n    return x\n'
+SCRIPT = """\
+import jax.numpy as jnp
+from {module} import smooth
+
+
+def lazy():
+    from run_single_draw import smooth
+
+
+print(jnp.linalg.eigvals(smooth(jnp.eye(3))))
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "found"),
+    [
+        ("run_single_draw", []),  # pinned as the script imports it
+        ("plain_helpers", [9]),  # a helper that pins nothing; the function's import runs later
+    ],
+)
+def test_a_project_module_that_pins_the_platform_as_it_is_imported_pins_the_importer(
+    check: CheckFn, tmp_path: Path, module: str, found: list[int]
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    scripts = tmp_path / "bvar"
+    scripts.mkdir()
+    (scripts / "__init__.py").write_text("")
+    (scripts / "run_single_draw.py").write_text(SMOOTHER)
+    (scripts / "plain_helpers.py").write_text(SMOOTHER.replace("jax.config.update", "print"))
+    source = SCRIPT.format(module=module)
+    assert found_lines(check, source, "tpu", str(scripts / "estimate.py")) == found

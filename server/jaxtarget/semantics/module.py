@@ -27,7 +27,7 @@ from .aliases import through_alias
 from .conditions import Allowed
 from .guards import Guards
 from .predicates import jax_module_name
-from .project_imports import import_text, renamed_terms, through_project
+from .project_imports import import_text, imported_pin, renamed_terms, through_project
 from .resolver import Binding, Query, Resolver, Spot
 from .scopes import (
     AMBIGUOUS,
@@ -394,7 +394,8 @@ def analyse(
             rf"^(?:async[ \t]+)?def[ \t]+(?:{'|'.join(map(re.escape, sorted(receivers)))})\b"
         )
         view.ensure(lines_where(text, receivers, pattern))
-    pin = pins.module_pin(view.module()) or project_pin
+    # the process's pin: this module's, one a project module it imports makes, the conftest's
+    pin = pins.module_pin(view.module()) or imported_pin(path, import_text(text)) or project_pin
     module.references = _references(resolved, text, module.guards, wanted.subjects)
     for ref in module.references:
         through_module_names(module, ref)

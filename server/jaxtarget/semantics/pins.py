@@ -18,6 +18,8 @@ from .vocabulary import terminal
 #: config options and environment variables that choose the platform for the whole process
 _PLATFORM_OPTIONS = frozenset({"jax_platform_name", "jax_platforms"})
 PLATFORM_WORDS: tuple[str, ...] = ("jax_platform_name", "jax_platforms", "JAX_PLATFORMS", "JAX_PLATFORM_NAME")
+#: what a module that pins the platform spells (``module_pin``): a module spelling none pins nothing
+PIN_SPELLINGS: tuple[str, ...] = ("jax_platform", "JAX_PLATFORM", "jax_default_device")
 
 
 def _platform_value(key: ast.expr | None, value: ast.expr | None) -> frozenset[str] | None:

@@ -6,10 +6,11 @@ own ``has_gpu_backend()`` rather than define a second one. The module is found t
 way Python would import it where the file runs: relative imports from the file's
 package; absolute ones from the file's import root (the folder above its outermost
 package, which pytest and ``python file.py`` put on ``sys.path``), the project's
-folder (that of the nearest ``pyproject.toml``) or its ``src/``. The function's body
-is read the way a local predicate is (``conditions.py``), with the names it calls
-resolved through that module's own imports, so it is recognised by what it
-computes, whatever its name.
+folder (that of the nearest ``pyproject.toml``), its ``src/``, or the file's own folder
+(where a script run as ``python folder/script.py`` finds the modules beside it). The
+function's body is read the way a local predicate is (``conditions.py``), with the names it
+calls resolved through that module's own imports, so it is recognised by what it computes,
+whatever its name.
 """
 
 from __future__ import annotations
@@ -122,11 +123,15 @@ def jax_module_name(path: str | None) -> str | None:
 
 
 def import_roots(path: Path) -> list[Path]:
-    """Where absolute imports of the file at ``path`` find the project's modules, nearest first."""
+    """Where absolute imports of the file at ``path`` find the project's modules, nearest
+    first; last, the file's own folder, which Python puts first on ``sys.path`` when the
+    file is run as a script (``python bvar/estimate.py`` importing ``run_single_draw``)."""
     roots = [import_root(path)[0]]
     project = project_root(path)
     if project is not None:
         roots += [r for r in (project, project / "src") if r not in roots]
+    if path.parent not in roots:
+        roots.append(path.parent)
     return roots
 
 
@@ -206,20 +211,21 @@ def stamp_of(path: Path) -> Stamp | None:
 
 
 def read_top_level(
-    path: Path, size: int, spelled: str, keep: Callable[[str | None, str], bool]
+    path: Path, size: int, spelled: str | tuple[str, ...], keep: Callable[[str | None, str], bool]
 ) -> SparseModule | None:
     """The file at ``path`` (of ``size`` bytes) with only the top-level statements ``keep``
     picks parsed: it is given the name a def or class binds (None for another statement)
     and the statement's first line. None when the file is larger than ``_MAX_BYTES``,
-    cannot be read or decoded, never spells ``spelled`` (most files do not: no decoding,
-    no parse), or a picked statement does not parse.
+    cannot be read or decoded, never spells ``spelled`` (or any of them: most files do not,
+    no decoding, no parse), or a picked statement does not parse.
 
     A module as large as ``jax._src.numpy.lax_numpy`` costs a scan of its text and a parse
     of a few statements, not a syntax tree of the whole module.
     """
     try:
         data = path.read_bytes() if size <= _MAX_BYTES else b""
-        if not data or spelled.encode() not in data:
+        words = (spelled,) if isinstance(spelled, str) else spelled
+        if not data or not any(w.encode() in data for w in words):
             return None
         view = SparseModule(Lines(data.decode("utf-8")))
     except (OSError, UnicodeDecodeError):

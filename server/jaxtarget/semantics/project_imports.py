@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .pins import PIN_SPELLINGS, module_pin
 from .predicates import Stamp, by_stamp, import_root, module_file, read_top_level
 from .resolver import Binding, Query
 from .text import Lines
@@ -187,18 +188,22 @@ _FROM = re.compile(
 _ALIAS = re.compile(r"([\w.*]+)(?:[ \t\n\\]+as[ \t\n\\]+(\w+))?")
 
 
-def imports_in_text(source: str) -> list[tuple[str, Binding]]:
+def imports_in_text(source: str, top_level: bool = False) -> list[tuple[str, Binding]]:
     """The names the import statements spelled in ``source`` bind, with their bindings, read
     from the text alone (a statement in a string counts too): cheap enough for a file that
-    is otherwise never parsed."""
+    is otherwise never parsed. ``top_level``: only statements that are not indented."""
     found: list[tuple[str, Binding]] = []
     for m in _IMPORT.finditer(source):
+        if top_level and not m.group(0).startswith("import"):
+            continue
         for name, asname in _ALIAS.findall(m.group(1)):
             if asname:
                 found.append((asname, Binding("import-as", name, None, asname)))
             elif name != "as":
                 found.append((name.split(".")[0], Binding("import", name, None, None)))
     for m in _FROM.finditer(source):
+        if top_level and not m.group(0).startswith("from"):
+            continue
         level, module = len(m.group(1)), m.group(2)
         if not level and module.split(".")[0] in _LEFT_TO_RESOLVER:
             continue  # its names are never followed: not read
@@ -292,3 +297,33 @@ def _renamed_in(
                 words.add(name)
     memo[(path, hops)] = words
     return words
+
+
+_PINS: dict[Path, tuple[Stamp, frozenset[str] | None]] = {}
+
+
+def _pin_of(path: Path) -> frozenset[str] | None:
+    def read(size: int) -> frozenset[str] | None:
+        view = read_top_level(path, size, PIN_SPELLINGS, lambda defined, _: defined is None)
+        return module_pin(view.module()) if view is not None else None
+
+    return by_stamp(_PINS, path, path, read, None)
+
+
+def imported_pin(path: str | None, imports: str) -> frozenset[str] | None:
+    """The platform a module of the project pins the process to when the module at ``path``
+    imports it, by a statement of ``imports`` at the module's top level (not indented):
+    ``from run_single_draw import smoother``, where run_single_draw.py runs
+    ``jax.config.update("jax_platform_name", "cpu")`` as it is imported. One module deep."""
+    if path is None or "import" not in imports:
+        return None
+    found = {b: n for n, b in imports_in_text(imports, top_level=True) if not _outside(b)}
+    if not found or _in_jax(path):
+        return None
+    here = Path(path).resolve()
+    for binding, name in found.items():
+        located = _module_of(here, binding, name)
+        pin = _pin_of(located) if located is not None else None
+        if pin is not None:
+            return pin
+    return None
