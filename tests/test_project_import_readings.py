@@ -184,3 +184,56 @@ def test_a_project_module_that_pins_the_platform_as_it_is_imported_pins_the_impo
     (scripts / "plain_helpers.py").write_text(SMOOTHER.replace("jax.config.update", "print"))
     source = SCRIPT.format(module=module)
     assert found_lines(check, source, "tpu", str(scripts / "estimate.py")) == found
+
+
+#: modelled on corentinravoux/flip flip/covariance/likelihood.py, whose array library is jax
+#: or numpy by `if __use_jax__:` (imported from flip/_config.py, which sets it to True) and,
+#: under it, by whether jax imports
+LIKELIHOOD = """\
+from ._config import {flag}
+
+if {test}:
+    try:
+        import jax.numpy as jnp
+    except ImportError:
+        import numpy as jnp
+else:
+    import numpy as jnp
+
+
+def regularized(c):
+    return jnp.linalg.eig(c)
+"""
+
+
+@pytest.mark.parametrize(
+    ("config", "test", "found"),
+    [
+        ("__use_jax__ = True\n", "__use_jax__", [13]),
+        ("__use_jax__ = False\n", "__use_jax__", []),
+        ("__use_jax__ = True\n", "not __use_jax__", []),
+        ("__use_jax__: bool = True\n", "__use_jax__", [13]),
+        # set twice, or by the environment: chosen at run time, not visibly jax
+        (
+            "import os\n__use_jax__ = True\nif os.environ.get('NO_JAX'):\n    __use_jax__ = False\n",
+            "__use_jax__",
+            [],
+        ),
+        ("import os\n__use_jax__ = os.environ.get('USE_JAX') == '1'\n", "__use_jax__", []),
+    ],
+)
+def test_a_library_chosen_by_a_constant_flag_of_another_module_is_the_one_it_names(
+    check: CheckFn, tmp_path: Path, config: str, test: str, found: list[int]
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "flip").mkdir()
+    (tmp_path / "flip" / "__init__.py").write_text("")
+    (tmp_path / "flip" / "_config.py").write_text(config)
+    source = LIKELIHOOD.format(flag="__use_jax__", test=test)
+    assert found_lines(check, source, "tpu", str(tmp_path / "flip" / "likelihood.py")) == found
+
+
+def test_a_constant_flag_of_the_module_itself_chooses_too(check: CheckFn) -> None:
+    source = LIKELIHOOD.replace("from ._config import {flag}\n", "USE_JAX = True\n").format(test="USE_JAX")
+    assert found_lines(check, source, "tpu") == [13]
+    assert found_lines(check, source.replace("USE_JAX = True", "USE_JAX = False"), "tpu") == []

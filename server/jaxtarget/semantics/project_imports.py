@@ -33,7 +33,7 @@ from .pins import PIN_SPELLINGS, module_pin
 from .predicates import Stamp, by_stamp, import_root, module_file, read_top_level
 from .resolver import Binding, Query
 from .text import Lines
-from .values import _is_none_assignment, _module_bindings_in, _walk_own
+from .values import _is_none_assignment, _module_bindings_in, _statement_binds, _walk_own
 
 #: how many project modules a use is followed through
 MAX_HOPS = 3
@@ -51,6 +51,8 @@ class _Imports:
     bound: dict[str, tuple[Binding, ...]]
     #: a name a ``from ... import x as name`` gives -> x
     renames: dict[str, str]
+    #: names one statement binds, to ``True`` or ``False`` and nothing else (``USE_JAX = True``)
+    flags: dict[str, bool]
 
 
 _READ: dict[Path, tuple[Stamp, _Imports | None]] = {}
@@ -58,7 +60,7 @@ _READ: dict[Path, tuple[Stamp, _Imports | None]] = {}
 
 def _imports_of(path: Path) -> _Imports | None:
     def read(size: int) -> _Imports | None:
-        view = read_top_level(path, size, "import", lambda defined, _: defined is None)
+        view = read_top_level(path, size, ("import", "True", "False"), lambda defined, _: defined is None)
         if view is None:
             return None
         other = {name for line in view.starts if (name := view.defined_name(line)) is not None}
@@ -79,9 +81,41 @@ def _imports_of(path: Path) -> _Imports | None:
         return _Imports(
             {n: tuple(b) for n, b in bound.items() if n not in other},
             {a: n for a, n in renames.items() if a not in other},
+            {n: v for n, v in module_flags(body).items() if n not in bound},
         )
 
     return by_stamp(_READ, path, path, read, None)
+
+
+def module_flags(body: list[ast.stmt]) -> dict[str, bool]:
+    """The names that one top-level statement of ``body`` binds, to ``True`` or ``False``,
+    and no other statement binds (``USE_JAX = True``, ``__use_jax__: bool = True``)."""
+    flags: dict[str, bool] = {}
+    seen: set[str] = set()
+    for stmt in body:
+        names = set(_statement_binds(stmt))
+        value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+        for name in names:
+            if name in seen:
+                flags.pop(name, None)
+                continue
+            seen.add(name)
+            if len(names) == 1 and isinstance(value, ast.Constant) and isinstance(value.value, bool):
+                flags[name] = value.value
+    return flags
+
+
+def flag_value(path: str | None, binding: Binding, name: str) -> bool | None:
+    """The value ``name``, bound by ``binding`` in the file at ``path``, always has: a flag
+    another module of the project sets to a constant (``from .._config import __use_jax__``,
+    where _config.py says ``__use_jax__ = True``). None: not such a flag."""
+    if path is None:
+        return None
+    located = _project_file(Path(path).resolve(), binding, name)
+    if located is None or "." in located[1]:
+        return None
+    imports = _imports_of(located[0])
+    return imports.flags.get(located[1]) if imports is not None else None
 
 
 def _import_bindings(node: ast.AST) -> list[tuple[str, Binding]]:

@@ -177,6 +177,9 @@ class ScopeIndex:
         self.lines_of = lines_of
         #: lines mentioning a name not in ``lines_of`` (for names met while following aliases)
         self.more_lines = more_lines
+        #: the value a module-level ``if`` test always has, where it is known (a flag another
+        #: module of the project sets to a constant): only that branch's imports bind
+        self.truth: Callable[[ast.expr], bool | None] | None = None
         self._cache: dict[tuple[int, str], tuple[list[Bind], bool]] = {}
         self._stars: list[Binding] | None = None
         if more_lines is not None:
@@ -225,6 +228,12 @@ class ScopeIndex:
             # the module is rebuilt per version, its statements are cached with their chunks
             for stmt in body:
                 if covers(stmt, lines):
+                    known = self.truth(stmt.test) if self.truth and isinstance(stmt, ast.If) else None
+                    if known is not None and isinstance(stmt, ast.If):
+                        # read with what other files say: not kept on the statement
+                        taken = stmt.body if known else stmt.orelse
+                        found.extend(_scan_nodes([s for s in taken if covers(s, lines)], name, lines)[0])
+                        continue
                     memo: dict[str, list[Bind]] = stmt.__dict__.setdefault("_jaxtarget_module_bindings", {})
                     hit = memo.get(name)
                     if hit is None:
