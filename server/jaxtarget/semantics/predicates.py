@@ -16,6 +16,7 @@ whatever its name.
 from __future__ import annotations
 
 import ast
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -135,8 +136,30 @@ def import_roots(path: Path) -> list[Path]:
     return roots
 
 
+#: how long where a module was found (or that it was found nowhere) is reused: an editor
+#: asks again at every keystroke, a check of many files for each file
+FOUND_SECONDS = 2.0
+#: (file, module, level) -> when it was looked for, the file found, the places found empty
+_FOUND: dict[tuple[Path, str, int], tuple[float, Path | None, tuple[Path, ...]]] = {}
+
+
 def module_file(path: Path, module: str, level: int) -> Path | None:
-    """The project file ``from <level dots><module> import ...`` in the file at ``path`` reads."""
+    """The project file ``from <level dots><module> import ...`` in the file at ``path`` reads
+    (looked for again after ``FOUND_SECONDS``)."""
+    key = (path, module, level)
+    now = time.monotonic()
+    held = _FOUND.get(key)
+    if held is None or now - held[0] >= FOUND_SECONDS:
+        held = _FOUND[key] = (now, *_look_for(path, module, level))
+    record = _RECORD.get()
+    if record is not None:
+        for absent in held[2]:
+            record.setdefault(absent, None)  # a file made here later is read instead
+    return held[1]
+
+
+def _look_for(path: Path, module: str, level: int) -> tuple[Path | None, tuple[Path, ...]]:
+    """The file a module is read from, and the places before it where it was not."""
     if level:
         base = path.parent
         for _ in range(level - 1):
@@ -145,16 +168,15 @@ def module_file(path: Path, module: str, level: int) -> Path | None:
     else:
         bases = import_roots(path)
     rel = Path(*module.split(".")) if module else Path()
-    record = _RECORD.get()
+    absent: list[Path] = []
     for base in bases:
         for candidate in (base / rel.with_suffix(".py") if module else None, base / rel / "__init__.py"):
             if candidate is None:
                 continue
             if candidate.is_file():
-                return candidate
-            if record is not None:
-                record.setdefault(candidate, None)  # a file made here later is read instead
-    return None
+                return candidate, tuple(absent)
+            absent.append(candidate)
+    return None, tuple(absent)
 
 
 #: a file's modification time and size: what it said is read again when either changes
