@@ -101,6 +101,10 @@ class Analysis:
         return self._fix_context
 
 
+#: the last name parts of the APIs the rules report
+_SUBJECT_TERMS = WANTED.subject_terms()
+
+
 class Engine:
     """Checks modules for one environment and one configuration."""
 
@@ -191,7 +195,7 @@ class Engine:
     def _renamed_in_project(source: str, path: str | None) -> bool:
         """Whether ``source`` spells a name another module of the project gives an API
         (``from mypkg.impl import cuda_attention``, where impl.py renames it)."""
-        return bool(spelled(source, renamed_terms(path, source, WANTED.subject_terms())))
+        return bool(spelled(source, renamed_terms(path, source, _SUBJECT_TERMS)))
 
     def _analyse(self, view: SourceView, text: Lines, path: str | None) -> Module:
         resolver = self.environment.resolver

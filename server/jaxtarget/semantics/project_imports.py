@@ -25,6 +25,8 @@ statements that are no def or class.
 from __future__ import annotations
 
 import ast
+import functools
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,7 +146,14 @@ def _outside(binding: Binding) -> bool:
 
 def _in_jax(path: str) -> bool:
     """Whether the file at ``path`` is a module of a ``jax`` or ``jaxlib`` package."""
-    return import_root(Path(path))[1].split(".")[0] in _LEFT_TO_RESOLVER
+    return _package_in_jax(os.path.dirname(os.path.abspath(path)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _package_in_jax(folder: str) -> bool:
+    """Whether the modules of ``folder`` belong to a ``jax`` or ``jaxlib`` package (read once
+    per folder: the ``__init__.py`` files above it)."""
+    return import_root(Path(folder) / "_.py")[1].split(".")[0] in _LEFT_TO_RESOLVER
 
 
 def _project_file(here: Path, binding: Binding, dotted: str) -> tuple[Path, str] | None:
@@ -275,10 +284,10 @@ def renamed_terms(path: str | None, imports: str, terms: frozenset[str]) -> froz
     for ``from ... import dot_product_attention as cuda_attention``, also where a package's
     ``__init__.py`` imports it from such a module, ``MAX_HOPS`` modules deep. A use of one
     may be a use of an API."""
-    if path is None or "import" not in imports:
+    if path is None or "import" not in imports or _in_jax(path):
         return frozenset()
     found = {binding: name for name, binding in imports_in_text(imports) if not _outside(binding)}
-    if not found or _in_jax(path):
+    if not found:
         return frozenset()
     here = Path(path).resolve()
     words: set[str] = set()
@@ -349,10 +358,10 @@ def imported_pin(path: str | None, imports: str) -> frozenset[str] | None:
     imports it, by a statement of ``imports`` at the module's top level (not indented):
     ``from run_single_draw import smoother``, where run_single_draw.py runs
     ``jax.config.update("jax_platform_name", "cpu")`` as it is imported. One module deep."""
-    if path is None or "import" not in imports:
+    if path is None or "import" not in imports or _in_jax(path):
         return None
     found = {b: n for n, b in imports_in_text(imports, top_level=True) if not _outside(b)}
-    if not found or _in_jax(path):
+    if not found:
         return None
     here = Path(path).resolve()
     for binding, name in found.items():
