@@ -27,14 +27,7 @@ from .aliases import through_alias
 from .conditions import Allowed
 from .guards import Guards
 from .predicates import jax_module_name
-from .project_imports import (
-    flag_value,
-    import_text,
-    imported_pin,
-    module_flags,
-    renamed_terms,
-    through_project,
-)
+from .project_imports import flag_truth, import_text, imported_pin, renamed_terms, through_project
 from .resolver import Binding, Query, Resolver, Spot
 from .scopes import (
     AMBIGUOUS,
@@ -372,7 +365,8 @@ def analyse(
 
     terms = wanted.terms(spells)
     # names other modules of the project give the APIs (`from jax... import x as cuda_x`)
-    renamed = renamed_terms(path, import_text(text), wanted.subject_terms())
+    imports = import_text(text)
+    renamed = renamed_terms(path, imports, wanted.subject_terms())
     renamed = frozenset(w for w in renamed if spells(w))
     terms |= renamed
     aliases = (
@@ -402,7 +396,7 @@ def analyse(
         )
         view.ensure(lines_where(text, receivers, pattern))
     # the process's pin: this module's, one a project module it imports makes, the conftest's
-    pin = pins.module_pin(view.module()) or imported_pin(path, import_text(text)) or project_pin
+    pin = pins.module_pin(view.module()) or imported_pin(path, imports) or project_pin
     module.references = _references(resolved, text, module.guards, wanted.subjects)
     for ref in module.references:
         through_module_names(module, ref)
@@ -440,7 +434,7 @@ def _resolve(
 ) -> list[_Resolved]:
     wanted = want.all
     index = ScopeIndex(tree, lines_of, module.lines_of_word)
-    index.truth = _flag_truth(module.path, index, tree)
+    index.truth = flag_truth(module.path, index, tree)
     queries: list[tuple[Candidate, Query]] = []
     full: list[Candidate] = []
     values: Values | None = None
@@ -483,33 +477,6 @@ def _resolve(
                 out.append((cand, name, by))
     out.sort(key=lambda r: (r[0].line, r[0].byte_col))
     return out
-
-
-def _flag_truth(path: str | None, index: ScopeIndex, tree: ast.Module) -> Callable[[ast.expr], bool | None]:
-    """What a module-level ``if`` test always says, where it is a flag bound to a constant,
-    here or in another module of the project (``if __use_jax__:`` after ``from .._config
-    import __use_jax__``, where _config.py says ``__use_jax__ = True``), or its negation."""
-    asking: set[str] = set()
-
-    def truth(test: ast.expr) -> bool | None:
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            value = truth(test.operand)
-            return None if value is None else not value
-        if not isinstance(test, ast.Name) or test.id in asking:
-            return None
-        asking.add(test.id)
-        try:
-            binds, _ = index.bindings(tree, test.id)
-        finally:
-            asking.discard(test.id)
-        if len(binds) != 1:
-            return None
-        (bind,) = binds
-        if isinstance(bind, Binding):
-            return flag_value(path, bind, test.id)
-        return module_flags([s for s in tree.body if s.lineno == bind.line]).get(test.id)
-
-    return truth
 
 
 #: how many small functions calling one another a predicate is read through (sparse views)

@@ -28,12 +28,14 @@ import ast
 import functools
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from .pins import PIN_SPELLINGS, module_pin
 from .predicates import Stamp, by_stamp, import_root, module_file, read_top_level
 from .resolver import Binding, Query
+from .scopes import ScopeIndex
 from .text import Lines
 from .values import _is_none_assignment, _module_bindings_in, _statement_binds, _walk_own
 
@@ -118,6 +120,33 @@ def flag_value(path: str | None, binding: Binding, name: str) -> bool | None:
         return None
     imports = _imports_of(located[0])
     return imports.flags.get(located[1]) if imports is not None else None
+
+
+def flag_truth(path: str | None, index: ScopeIndex, tree: ast.Module) -> Callable[[ast.expr], bool | None]:
+    """What a module-level ``if`` test always says, where it is a flag bound to a constant,
+    here or in another module of the project (``if __use_jax__:`` after ``from .._config
+    import __use_jax__``, where _config.py says ``__use_jax__ = True``), or its negation."""
+    asking: set[str] = set()
+
+    def truth(test: ast.expr) -> bool | None:
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            value = truth(test.operand)
+            return None if value is None else not value
+        if not isinstance(test, ast.Name) or test.id in asking:
+            return None
+        asking.add(test.id)
+        try:
+            binds, _ = index.bindings(tree, test.id)
+        finally:
+            asking.discard(test.id)
+        if len(binds) != 1:
+            return None
+        (bind,) = binds
+        if isinstance(bind, Binding):
+            return flag_value(path, bind, test.id)
+        return module_flags([s for s in tree.body if s.lineno == bind.line]).get(test.id)
+
+    return truth
 
 
 def _import_bindings(node: ast.AST) -> list[tuple[str, Binding]]:
