@@ -22,12 +22,18 @@ reference to a catalogued API in it must stay silent. Read here:
   is reached;
 - a backend test spelled through a name an older jax had (``jax.lib.xla_bridge``) is read
   as spelled;
+- a test of constants (``if False:``, a name one assignment binds to a constant, compared
+  with a constant by ``==``, ``!=``, ``in``, ``not in`` or ``is None``) has one value on every
+  platform: the branch it rules out never runs; a name bound twice (a ``global`` in a
+  function, a loop), a parameter, and an ordering stay open;
 - an imported predicate is read only where nothing in the module rebinds its name, from
   its own statement and the module's other statements that are no def or class (a def
   being written elsewhere in that module does not hide it).
 
 Modelled on real idioms: a script's demo block under ``if __name__ == 'main':``
-(leighgable/reservoir ``reservoir.py``) and the usual ``if __name__ == "__main__":``
+(leighgable/reservoir ``reservoir.py``), a script's settings at its top choosing which
+branches run (google-research/jax3d ``jax3d/projects/mobilenerf/stage1.py``: ``scene_type =
+"synthetic"``, then ``if scene_type == "synthetic": ... elif ...``) and the usual ``if __name__ == "__main__":``
 entry points; backend names kept in variables (``platform = jax.devices()[0].platform``,
 google/flax ``tests/run_all_tests.sh``-driven tests such as ``flax/linen`` attention
 tests), TPU generation helpers (AI-Hypercomputer/maxtext ``MaxText/max_utils.py``
@@ -509,3 +515,68 @@ def tpu_only(q, k, v):
 @pytest.mark.parametrize("target", ["cpu", "tpu"])
 def test_tpu_in_a_device_kind_is_true_on_tpu_alone(check: CheckFn, target: str) -> None:
     assert found_lines(check, KIND_TEXTS, target) == marked_lines(KIND_TEXTS, target)
+
+
+CONSTANT = """\
+import jax.numpy as jnp
+
+DEBUG = False
+SCENE = "synthetic"
+SCENES = ("synthetic", "real360")
+MODE = "fast"
+CACHE = None
+
+if False:
+    jnp.linalg.eigvals(jnp.ones((2, 2)))
+
+if DEBUG:
+    jnp.linalg.eigvals(jnp.ones((2, 2)))
+
+if not DEBUG:
+    jnp.linalg.eigvals(jnp.ones((2, 2)))  # found
+
+if SCENE == "synthetic":
+    jnp.linalg.eigvals(jnp.ones((2, 2)))  # found
+elif SCENE == "forwardfacing" or SCENE == "real360":
+
+    def principal_axes(t):
+        return jnp.linalg.eig(t.T @ t)
+
+    principal_axes(jnp.ones((2, 2)))
+
+if SCENE in SCENES:
+    jnp.linalg.eigvals(jnp.ones((2, 2)))  # found
+if "llff" in SCENES:
+    jnp.linalg.eigvals(jnp.ones((2, 2)))
+
+if CACHE is None:
+    jnp.linalg.eigvals(jnp.ones((2, 2)))  # found
+else:
+    jnp.linalg.eigvals(jnp.ones((2, 2)))
+
+if MODE == "slow":
+    jnp.linalg.eigvals(jnp.ones((2, 2)))  # found
+
+
+def set_mode(mode):
+    global MODE
+    MODE = mode
+
+
+def run(kind="synthetic"):
+    if kind != "synthetic":
+        jnp.linalg.eigvals(jnp.ones((2, 2)))  # found
+    size = 3
+    if size > 2:
+        jnp.linalg.eigvals(jnp.ones((2, 2)))  # found
+    if size == 2:
+        jnp.linalg.eigvals(jnp.ones((2, 2)))
+    label = "a"
+    for label in ("a", "b"):
+        if label == "b":
+            jnp.linalg.eigvals(jnp.ones((2, 2)))  # found
+"""
+
+
+def test_a_test_of_constants_rules_out_the_branches_that_never_run(check: CheckFn) -> None:
+    assert found_lines(check, CONSTANT, "tpu") == marked_lines(CONSTANT)

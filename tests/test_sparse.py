@@ -89,6 +89,22 @@ def corpus() -> dict[str, str]:
         "from jax import lax\nif has_gpu_backend():\n    y = foo(\nlax.psend(x, 'i', p),\n)\n"
     )
     out["comment-with-quote"] = "from jax import lax\n# don't\ny = lax.psend(x, 'i', p)  # it's\n"
+    # a test of constants far from the use: the constant's statement is parsed on demand,
+    # and so is a function far below that rebinds it through `global`
+    fillers = "".join(f"def filler{i}(x):\n    return x + {i}\n" for i in range(30))
+    out["constant-test-far-away"] = (
+        "from jax import lax\nSCENE = 'synthetic'\nDEBUG = False\n"
+        + fillers
+        + "def f(x):\n    if DEBUG:\n        return lax.psend(x, 'i', p)\n"
+        + "    if SCENE != 'synthetic':\n        return lax.precv(x, 'i', p)\n    return x\n"
+    )
+    out["constant-rebound-far-away"] = (
+        "from jax import lax\nDEBUG = False\n"
+        + fillers
+        + "def f(x):\n    if not DEBUG:\n        return x\n    return lax.psend(x, 'i', p)\n"
+        + fillers.replace("filler", "later")
+        + "def debug_on():\n    global DEBUG\n    DEBUG = True\n"
+    )
     out["module-early-exit"] = (
         HEADER + "if not has_gpu_backend():\n    raise ImportError\n" + "x = 1\n" * 10 + f"y = {CALL}\n"
     )
@@ -161,6 +177,11 @@ def test_cache_is_reused_and_pruned() -> None:
                 "@jax.jit\ndef h(x):\n    return lax.psend(x, 'i', p)\n",
                 "class C:\n    lax = 1\n    def m(self):\n        return lax.psend(1)\n",
                 "# noqa\n",
+                "DEBUG = False\n",
+                "MODE = 'a'\n",
+                "if DEBUG:\n    y = lax.psend(x, 'i', p)\n",
+                "def m(x):\n    if MODE == 'a':\n        return x\n    return lax.psend(x, 'i', p)\n",
+                "def on():\n    global DEBUG, MODE\n    DEBUG = True\n",
                 "def k[\n    T: int,\n](x: T) -> T:\n    return lax.psend(x, 'i', p)\n",
                 "type Pair[\n    T,\n] = tuple[T, T]\n",
             ]

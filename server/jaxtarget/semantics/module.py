@@ -42,6 +42,7 @@ from .scopes import (
     static_guess,
 )
 from .source import SourceView
+from .statements import tested_names
 from .tables import through_module_names
 from .text import Lines, lines_where, lines_with_words
 from .values import Values
@@ -382,6 +383,13 @@ def analyse(
     # the statements with a use, and the module-level setup (guards, pytestmark) around them
     lines = sorted(set(subject_lines) | {ln for ln in setup if ln in view})
     resolved = module.resolve(lines, module.names)
+    # the module-level bindings of the names the tests around each use read (`if DEBUG:`
+    # after `DEBUG = False`), parsed so that a sparse view reads them as the whole module
+    tested = {
+        n for c, name, _ in resolved if name in wanted.subjects for n in tested_names([*c.ancestors, c.node])
+    }
+    for name in sorted(tested):
+        module.ensure_bound(name)
     # functions of this module that receive an API as an argument: whether they only inspect it
     receivers = {
         c.ancestors[-1].func.id

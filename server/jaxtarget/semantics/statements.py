@@ -9,6 +9,7 @@ with them.
 from __future__ import annotations
 
 import ast
+import itertools
 from collections.abc import Callable, Sequence
 
 from .values import body_statements
@@ -106,3 +107,35 @@ def last_return_after_falsy_exits(func: ast.FunctionDef | ast.AsyncFunctionDef) 
             if isinstance(node, ast.Return) and not _falsy_return(node):
                 return None
     return last.value
+
+
+def tested_names(chain: Sequence[ast.AST]) -> set[str]:
+    """The bare names the tests that may gate the end of ``chain`` compare or read (``if
+    DEBUG:``, ``scene == "synthetic"``, ``not flag``): the ``if``, conditional-expression and
+    ``while`` tests around it, and those of the ``if`` statements before it in each body it
+    is in (an early exit)."""
+    tests: list[ast.expr] = []
+    for parent, child in itertools.pairwise(chain):
+        if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test:
+            tests.append(parent.test)
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(parent, field, None)
+            if not isinstance(body, list) or not any(s is child for s in body):
+                continue
+            for stmt in body:
+                if stmt is child:
+                    break
+                if isinstance(stmt, ast.If):
+                    tests.append(stmt.test)
+    names: set[str] = set()
+    while tests:
+        test = tests.pop()
+        if isinstance(test, ast.Name):
+            names.add(test.id)
+        elif isinstance(test, ast.UnaryOp):
+            tests.append(test.operand)
+        elif isinstance(test, ast.BoolOp):
+            tests.extend(test.values)
+        elif isinstance(test, ast.Compare):
+            tests.extend([test.left, *test.comparators])
+    return names
