@@ -18,8 +18,8 @@ from collections.abc import Sequence
 
 from .conditions import DEFS
 from .guards import Guards
+from .module_uses import ModuleUses
 from .passing import JIT, PARTIAL, assigned_name, innermost_def, local_loads
-from .tables import ModuleUses
 from .vocabulary import ABSENCE_CATCHERS, LOWERING_CATCHERS, TRACE_CATCHERS, catches
 
 #: how many callers up a function is followed to see whether something stages it

@@ -8,6 +8,8 @@ not on_cpu: skip``). A module-level function that the module only passes to
 ``jax.jit(f, backend="cpu")`` is pinned to that platform. In a test module (``test_*.py``,
 ``*_test.py``: collected, not imported), a helper function runs where the module calls it,
 so the guards at its call sites gate it (``sdpa_train`` called only from tests run on cuda).
+A private function runs where its module calls it, and a call on the host inside a ``try``
+that handles the failure ends there (``handled.eagerly_caught``).
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 from pathlib import PurePath
-from typing import Protocol
 
 from ..platforms import ALL_PLATFORMS, platforms_of
 from . import passing, placed, uses
-from .conditions import DEFS, Allowed, as_allowed
+from .conditions import DEFS, as_allowed
 from .entry import Entry
 from .guards import Guards
+from .handled import eagerly_caught
+from .module_uses import ModuleUses, Use
 from .project_names import spelled_elsewhere
 from .values import positional_params
 
@@ -35,41 +38,6 @@ _READERS = frozenset({"sorted", "len", "list", "set", "tuple", "print", "repr", 
 _TABLE_DEPTH = 3
 #: methods that read or grow a table without calling its entries
 _GROWERS = frozenset({"keys", "__len__", "append", "extend", "insert", "index", "count", "update"})
-
-
-class ModuleUses(Protocol):
-    """What the table reading needs of a module's facts."""
-
-    #: set when a reading looked at the project's other files
-    reads_project: bool
-
-    @property
-    def guards(self) -> Guards: ...
-
-    @property
-    def path(self) -> str | None: ...
-
-    def may_pin(self) -> bool: ...
-
-    def uses_of(self, name: str) -> list[tuple[ast.Name, list[ast.AST]]]: ...
-
-    def attribute_uses_of(self, name: str) -> list[tuple[ast.Attribute, list[ast.AST]]]: ...
-
-    def lines_of_word(self, word: str) -> list[int]: ...
-
-
-class Use(Protocol):
-    """The parts of a reference this reading refines."""
-
-    @property
-    def node(self) -> ast.AST: ...
-
-    @property
-    def ancestors(self) -> list[ast.AST]: ...
-
-    allowed: Allowed
-    pinned: frozenset[str] | None
-    inspected: bool
 
 
 def through_module_names(module: ModuleUses, ref: Use) -> None:
@@ -198,6 +166,9 @@ def _callers_reach(
         return frozenset() if _never_run(module, func) else None
     out: frozenset[str] = frozenset()
     for site, above in sites:
+        if eagerly_caught(module, above, site):
+            # called on the host inside a `try` that handles the failure: it ends there
+            continue
         allowed = module.guards.allowed(above, site)
         reach = ALL_PLATFORMS if allowed is None else allowed
         caller = _module_function(above)
