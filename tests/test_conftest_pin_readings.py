@@ -55,6 +55,27 @@ def _codes(engine: Engine, project: Path) -> list[str]:
         ('import jax\n\njax.config.update("jax_default_device", jax.devices("tpu")[0])\n', ["JT003"]),
         ('import jax\n\njax.config.update("jax_enable_x64", jax.devices("cpu")[0])\n', ["JT003"]),
         ('import os\n\nos.environ.setdefault("jax_default_device", "cpu")\n', ["JT003"]),
+        # the platform in a name the module binds once (Mauropieroni/fastPTA fastPTA/utils.py)
+        (
+            'import jax\n\nwhich_device = "cpu"\njax.config.update("jax_default_device", jax.devices(which_device)[0])\n',
+            [],
+        ),
+        ('import os\n\nPLATFORM: str = "cpu"\nos.environ["JAX_PLATFORMS"] = PLATFORM\n', []),
+        # bound twice, or by a function through `global`, or not a string: no platform known
+        (
+            'import jax\n\nwhich_device = "cpu"\nwhich_device = "tpu"\n'
+            'jax.config.update("jax_default_device", jax.devices(which_device)[0])\n',
+            ["JT003"],
+        ),
+        (
+            'import jax\n\nwhich_device = "cpu"\ndef use_gpu():\n    global which_device\n    which_device = "gpu"\n'
+            'jax.config.update("jax_default_device", jax.devices(which_device)[0])\n',
+            ["JT003"],
+        ),
+        (
+            'import jax\n\nwhich_device = 0\njax.config.update("jax_default_device", jax.devices(which_device)[0])\n',
+            ["JT003"],
+        ),
     ],
 )
 def test_only_jaxs_platform_options_pin_the_session(project: Path, conftest: str, codes: list[str]) -> None:
@@ -72,6 +93,21 @@ def test_an_edited_conftest_is_read_again(project: Path) -> None:
     conftest.write_text('import os\n\nos.environ["JAX_PLATFORMS"] = "tpu"\n')
     os.utime(conftest, (2_000_000, 2_000_000))
     assert _codes(engine, project) == ["JT003"]
+
+
+def test_a_platform_in_a_name_far_from_the_setting_is_read_in_a_sparse_view_too() -> None:
+    engine = Engine(resolve(Layer(target_backends=("tpu",))), load_environment(None))
+    filler = "".join(f"\n\ndef helper_{i}(x):\n    return x + {i}\n" for i in range(40))
+    pinned = (
+        'import jax\nimport jax.numpy as jnp\n\nwhich_device = "cpu"\n'
+        + filler
+        + '\n\njax.config.update("jax_default_device", jax.devices(which_device)[0])\n'
+        + TEST.split("\n", 1)[1]
+    )
+    for source, codes in ((pinned, []), (pinned.replace('"cpu"', '"tpu"'), ["JT003"])):
+        for sparse in (False, True):
+            found = engine.check(source, "/project/tests/test_fisher.py", sparse=sparse, cache=ChunkCache())
+            assert [f.code for f in found.findings] == codes
 
 
 def test_a_module_that_sets_the_default_device_pins_its_own_calls() -> None:

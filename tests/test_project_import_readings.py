@@ -237,3 +237,30 @@ def test_a_constant_flag_of_the_module_itself_chooses_too(check: CheckFn) -> Non
     source = LIKELIHOOD.replace("from ._config import {flag}\n", "USE_JAX = True\n").format(test="USE_JAX")
     assert found_lines(check, source, "tpu") == [13]
     assert found_lines(check, source.replace("USE_JAX = True", "USE_JAX = False"), "tpu") == []
+
+
+#: modelled on Mauropieroni/fastPTA tests/test_Fisher_code.py, which imports fastPTA/utils.py,
+#: where `which_device = "cpu"` names the device `jax.config.update("jax_default_device",
+#: jax.devices(which_device)[0])` sets as the module is imported
+DEVICE_UTILS = 'import jax\n\nwhich_device = "{platform}"\njax.config.update("jax_default_device", jax.devices(which_device)[0])\n'
+FISHER_TEST = """\
+import jax.numpy as jnp
+
+import fastpta.utils as ut
+
+
+def test_eigenvalues():
+    assert jnp.linalg.eigvals(jnp.eye(2)).shape == (2,)
+"""
+
+
+@pytest.mark.parametrize(("platform", "found"), [("cpu", []), ("tpu", [7])])
+def test_a_device_a_project_module_names_through_a_constant_pins_the_importer(
+    check: CheckFn, tmp_path: Path, platform: str, found: list[int]
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "fastpta").mkdir()
+    (tmp_path / "fastpta" / "__init__.py").write_text("")
+    (tmp_path / "fastpta" / "utils.py").write_text(DEVICE_UTILS.format(platform=platform))
+    (tmp_path / "tests").mkdir()
+    assert found_lines(check, FISHER_TEST, "tpu", str(tmp_path / "tests" / "test_fisher.py")) == found

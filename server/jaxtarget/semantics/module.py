@@ -404,6 +404,8 @@ def analyse(
         )
         view.ensure(lines_where(text, receivers, pattern))
     # the process's pin: this module's, one a project module it imports makes, the conftest's
+    for name in sorted(pins.pin_names(view.module())):
+        module.ensure_bound(name)  # `which_device = "cpu"` read by `jax.devices(which_device)`
     pin = pins.module_pin(view.module()) or imported_pin(path, imports) or project_pin
     module.references = _references(resolved, text, module.guards, wanted.subjects)
     for ref in module.references:

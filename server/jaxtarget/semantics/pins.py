@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from ..platforms import platforms_of
+from .values import module_constants
 from .vocabulary import terminal
 
 #: config options and environment variables that choose the platform for the whole process
@@ -22,22 +23,31 @@ PLATFORM_WORDS: tuple[str, ...] = ("jax_platform_name", "jax_platforms", "JAX_PL
 PIN_SPELLINGS: tuple[str, ...] = ("jax_platform", "JAX_PLATFORM", "jax_default_device")
 
 
-def _platform_value(key: ast.expr | None, value: ast.expr | None) -> frozenset[str] | None:
-    if not (isinstance(key, ast.Constant) and isinstance(value, ast.Constant)):
-        return None
-    if not (isinstance(key.value, str) and isinstance(value.value, str)):
-        return None
-    if key.value.lower() not in _PLATFORM_OPTIONS or not value.value:
+def _text(node: ast.expr | None, constants: dict[str, object]) -> str | None:
+    """The string ``node`` is: a literal, or a name the module binds once to one
+    (``which_device = "cpu"``)."""
+    if isinstance(node, ast.Name):
+        value = constants.get(node.id)
+        return value if isinstance(value, str) else None
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _platform_value(
+    key: ast.expr | None, value: ast.expr | None, constants: dict[str, object]
+) -> frozenset[str] | None:
+    option, text = _text(key, constants), _text(value, constants)
+    if option is None or not text or option.lower() not in _PLATFORM_OPTIONS:
         return None
     # "cpu" or a priority list such as "cuda,cpu": the first one that exists is used
-    return platforms_of(value.value.split(",")[0].strip()) or None
+    return platforms_of(text.split(",")[0].strip()) or None
 
 
-def _default_device(key: ast.expr, value: ast.expr) -> frozenset[str] | None:
+def _default_device(key: ast.expr, value: ast.expr, constants: dict[str, object]) -> frozenset[str] | None:
     """``"jax_default_device"`` set to a device named by platform (``jax.devices("cpu")[0]``,
-    ``jax.local_devices(backend="cpu")[0]``) or to a platform's name: every computation
-    whose inputs are not committed elsewhere runs there."""
-    if not (isinstance(key, ast.Constant) and key.value == "jax_default_device"):
+    ``jax.local_devices(backend="cpu")[0]``, ``jax.devices(which_device)[0]`` after
+    ``which_device = "cpu"``) or to a platform's name: every computation whose inputs are
+    not committed elsewhere runs there."""
+    if _text(key, constants) != "jax_default_device":
         return None
     if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Call):
         call = value.value
@@ -45,9 +55,27 @@ def _default_device(key: ast.expr, value: ast.expr) -> frozenset[str] | None:
             return None
         named = [k.value for k in call.keywords if k.arg == "backend"]
         value = call.args[0] if call.args else named[0] if named else value
-    if isinstance(value, ast.Constant) and isinstance(value.value, str):
-        return platforms_of(value.value) or None
-    return None
+    text = _text(value, constants)
+    return (platforms_of(text) or None) if text is not None else None
+
+
+def pin_names(tree: ast.Module) -> set[str]:
+    """The names the module's platform settings read (``jax.devices(which_device)``): where
+    only some statements are parsed, those binding them are needed too."""
+    read: list[ast.expr | None] = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            call = stmt.value
+            if isinstance(call.func, ast.Attribute) and call.func.attr in ("update", "setdefault"):
+                read += call.args[:2]
+                device = call.args[1] if len(call.args) == 2 else None
+                if isinstance(device, ast.Subscript) and isinstance(device.value, ast.Call):
+                    read += [*device.value.args[:1], *(k.value for k in device.value.keywords)]
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            if isinstance(target, ast.Subscript) and terminal(target.value) == "environ":
+                read += [target.slice, stmt.value]
+    return {n.id for n in read if isinstance(n, ast.Name)}
 
 
 def module_pin(tree: ast.Module) -> frozenset[str] | None:
@@ -55,21 +83,25 @@ def module_pin(tree: ast.Module) -> frozenset[str] | None:
 
     ``jax.config.update("jax_platform_name", "cpu")``, ``jax.config.update("jax_platforms", "cpu")``,
     ``os.environ["JAX_PLATFORMS"] = "cpu"``, ``os.environ.setdefault("JAX_PLATFORMS", "cpu")``
-    and ``jax.config.update("jax_default_device", jax.devices("cpu")[0])``.
+    and ``jax.config.update("jax_default_device", jax.devices("cpu")[0])``; a platform's
+    name may be a name the module binds once to it.
     """
     found: frozenset[str] | None = None
+    constants: dict[str, object] | None = None
     for stmt in tree.body:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             call = stmt.value
             method = call.func.attr if isinstance(call.func, ast.Attribute) else None
             if method in ("update", "setdefault") and len(call.args) == 2:
-                found = _platform_value(call.args[0], call.args[1]) or found
+                constants = module_constants(tree.body) if constants is None else constants
+                found = _platform_value(call.args[0], call.args[1], constants) or found
                 if method == "update":
-                    found = _default_device(call.args[0], call.args[1]) or found
+                    found = _default_device(call.args[0], call.args[1], constants) or found
         elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target = stmt.targets[0]
             if isinstance(target, ast.Subscript) and terminal(target.value) == "environ":
-                found = _platform_value(target.slice, stmt.value) or found
+                constants = module_constants(tree.body) if constants is None else constants
+                found = _platform_value(target.slice, stmt.value, constants) or found
     return found
 
 

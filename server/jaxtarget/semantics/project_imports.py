@@ -37,7 +37,7 @@ from .predicates import Stamp, by_stamp, import_root, module_file, read_top_leve
 from .resolver import Binding, Query
 from .scopes import ScopeIndex
 from .text import Lines
-from .values import _is_none_assignment, _module_bindings_in, _statement_binds, _walk_own
+from .values import _is_none_assignment, _module_bindings_in, _walk_own, module_constants
 
 #: how many project modules a use is followed through
 MAX_HOPS = 3
@@ -94,19 +94,7 @@ def _imports_of(path: Path) -> _Imports | None:
 def module_flags(body: list[ast.stmt]) -> dict[str, bool]:
     """The names that one top-level statement of ``body`` binds, to ``True`` or ``False``,
     and no other statement binds (``USE_JAX = True``, ``__use_jax__: bool = True``)."""
-    flags: dict[str, bool] = {}
-    seen: set[str] = set()
-    for stmt in body:
-        names = set(_statement_binds(stmt))
-        value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
-        for name in names:
-            if name in seen:
-                flags.pop(name, None)
-                continue
-            seen.add(name)
-            if len(names) == 1 and isinstance(value, ast.Constant) and isinstance(value.value, bool):
-                flags[name] = value.value
-    return flags
+    return {n: v for n, v in module_constants(body).items() if isinstance(v, bool)}
 
 
 def flag_value(path: str | None, binding: Binding, name: str) -> bool | None:

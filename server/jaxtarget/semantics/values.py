@@ -140,6 +140,30 @@ def _statement_binds(stmt: ast.stmt) -> Iterable[str]:
     return _bindings_of(stmt, "stmt", lambda: _walk_own([stmt])).keys()
 
 
+def module_constants(body: list[ast.stmt]) -> dict[str, object]:
+    """The names that one statement of ``body`` (a module's top level) binds, to a literal
+    (a str, number, bool or None) and no other statement of it binds (``which_device =
+    "cpu"``, ``USE_JAX: bool = True``; a function that declares the name ``global`` binds it
+    too)."""
+    constants: dict[str, object] = {}
+    seen: set[str] = set()
+    for stmt in body:
+        names = set(_statement_binds(stmt)) | declared_globals(stmt)
+        value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+        for name in names:
+            if name in seen:
+                constants.pop(name, None)
+                continue
+            seen.add(name)
+            if (
+                len(names) == 1
+                and isinstance(value, ast.Constant)
+                and isinstance(value.value, (str, int, float, bool, type(None)))
+            ):
+                constants[name] = value.value
+    return constants
+
+
 def _module_bindings_in(stmt: ast.stmt, name: str) -> tuple[list[ast.AST], bool]:
     """Module-scope bindings of ``name`` by a top-level statement (with `global` ones in its functions).
 
