@@ -32,7 +32,7 @@ from .files import SourceError, decode_source_file
 from .formats import FileResult
 from .project import Engines, settings_for
 from .semantics.pins import conftest_pin, is_test_module
-from .semantics.predicates import recording_reads
+from .semantics.project_files import recording_reads
 
 #: checks one file; appends its diff (``--diff``) to the list
 CheckFile = Callable[[Path, Engine, argparse.Namespace, list[str]], FileResult]

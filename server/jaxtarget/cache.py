@@ -31,7 +31,7 @@ from .files import write_atomically
 from .fingerprint import own_fingerprint
 from .formats import FileResult
 from .model import Finding, Span
-from .semantics.predicates import stamp_of
+from .semantics.project_files import stamp_of
 
 FOLDER = ".jaxtarget_cache"
 #: the layout of the entries; a new one starts an empty cache beside the old

@@ -10,10 +10,11 @@ out never run, and the one it takes runs everywhere. The code is written for thi
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 from jax import lax
-from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 SCENE_TYPE = "synthetic"
@@ -22,47 +23,43 @@ DEBUG_COLLECTIVES = False
 RING = [(i, (i + 1) % 4) for i in range(4)]
 
 
-def _run_sharded(body):
-    mesh = jax.make_mesh((4,), ("x",))
-    x = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("x")))
-    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x")))(x)
+def _on_ring(collective):
+    """Run ``collective`` under ``shard_map`` over a ring of four devices."""
+    spec = P("x")
+    step = jax.shard_map(collective, mesh=jax.make_mesh((4,), ("x",)), in_specs=spec, out_specs=spec)
+    return jax.jit(step)(jnp.arange(8.0))
 
 
-def _square():
-    return jnp.eye(3) + 0.1 * jnp.arange(9.0).reshape(3, 3)
+#: a non-symmetric matrix with real eigenvalues 1, 2, 3
+POSES = jnp.diag(jnp.arange(1.0, 4.0)) + jnp.eye(3, k=1)
 
 
 def test_scene_branches():
     if SCENE_TYPE == "synthetic":
-        w = jnp.linalg.eigvals(_square())  # expect(tpu): JT003 eigvals
+        w = jnp.linalg.eigvals(POSES)  # expect(tpu): JT003 eigvals
         assert w.shape == (3,)
     elif SCENE_TYPE == "forwardfacing" or SCENE_TYPE == "real360":
 
         def principal_axes(t):
             return jnp.linalg.eig(t.T @ t)
 
-        principal_axes(_square())
-        _run_sharded(lambda a: lax.pbroadcast(a, "x", 0))
+        principal_axes(POSES)
+        _on_ring(lambda a: lax.pbroadcast(a, "x", 0))
 
 
 def test_scene_in_a_tuple():
     if SCENE_TYPE in SCENES_WITH_POSES:
-        _run_sharded(lambda a: lax.pbroadcast(a, "x", 0))
+        _on_ring(lambda a: lax.pbroadcast(a, "x", 0))
     else:
-        t, _ = jax.scipy.linalg.schur(_square())  # expect(tpu): JT003 schur
+        t, _ = jax.scipy.linalg.schur(POSES)  # expect(tpu): JT003 schur
         assert t.shape == (3, 3)
 
 
 def test_debug_switch_off():
     if DEBUG_COLLECTIVES:
-
-        def body(a):
-            token = lax.psend(a, "x", RING)
-            return lax.precv(token, jax.ShapeDtypeStruct.like(a), "x", RING)
-
-        _run_sharded(body)
+        _on_ring(functools.partial(lax.psend, axis_name="x", perm=RING))
 
 
 def test_debug_switch_read_the_other_way():
     if not DEBUG_COLLECTIVES:
-        _run_sharded(lambda a: lax.pbroadcast(a, "x", 0))  # expect: JT001 pbroadcast
+        _on_ring(lambda a: lax.pbroadcast(a, "x", 0))  # expect: JT001 pbroadcast

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from ..model import Edit
-from ..semantics.predicates import project_root
+from ..semantics.project_files import project_root
 from .layout import FixContext
 
 _FUTURE, _STDLIB, _THIRD_PARTY, _FIRST_PARTY, _LOCAL = range(5)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from ..files import DEFAULT_EXCLUDES
 from ..platforms import GPU_PLATFORMS
-from ..semantics.predicates import file_predicate, import_root, import_roots, project_root
+from ..semantics.predicates import file_predicate
+from ..semantics.project_files import import_root, import_roots, project_root
 
 
 def _importable(root: Path) -> list[tuple[Path, str]]:

@@ -26,7 +26,7 @@ from . import devices, handled, pins, placed, traced, uses
 from .aliases import through_alias
 from .conditions import Allowed
 from .guards import Guards
-from .predicates import jax_module_name
+from .project_files import jax_module_name
 from .project_imports import flag_truth, import_text, imported_pin, renamed_terms, through_project
 from .resolver import Binding, Query, Resolver, Spot
 from .scopes import (

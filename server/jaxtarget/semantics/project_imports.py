@@ -7,7 +7,7 @@ import dot_product_attention as cuda_dot_product_attention``, and ``attention.py
 attn_impl``. The resolver asks jedi in the user's environment, which does not see the
 project's modules when the project is not installed there (a script's helpers, tests
 beside a package, a checkout that was never ``pip install``-ed). So a use whose import
-names a module of the project (found the way ``predicates.module_file`` finds it) is
+names a module of the project (found the way ``project_files.module_file`` finds it) is
 followed through that module's own top-level import statements, as Python would, up to
 ``MAX_HOPS`` modules, to the import of a module outside the project, which the resolver
 then answers as usual.
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .pins import PIN_SPELLINGS, module_pin
-from .predicates import Stamp, by_stamp, import_root, module_file, read_top_level
+from .project_files import Stamp, by_stamp, import_root, module_file, read_top_level
 from .resolver import Binding, Query
 from .scopes import ScopeIndex
 from .text import Lines

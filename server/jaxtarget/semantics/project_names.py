@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..files import discover
-from .predicates import project_root
+from .project_files import project_root
 
 #: what marks a project's root folder
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
