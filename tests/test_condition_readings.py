@@ -24,8 +24,8 @@ reference to a catalogued API in it must stay silent. Read here:
   as spelled;
 - a test of constants (``if False:``, a name one assignment binds to a constant, compared
   with a constant by ``==``, ``!=``, ``in``, ``not in`` or ``is None``) has one value on every
-  platform: the branch it rules out never runs; a name bound twice (a ``global`` in a
-  function, a loop), a parameter, and an ordering stay open;
+  platform: the branch it rules out never runs; a name bound twice (a ``global`` or
+  ``nonlocal`` in a function, a loop, ``+=``), a parameter, and an ordering stay open;
 - an imported predicate is read only where nothing in the module rebinds its name, from
   its own statement and the module's other statements that are no def or class (a def
   being written elsewhere in that module does not hide it).
@@ -575,6 +575,23 @@ def run(kind="synthetic"):
     for label in ("a", "b"):
         if label == "b":
             jnp.linalg.eigvals(jnp.ones((2, 2)))  # found
+    n = 0
+    n += 1
+    if n == 0:
+        jnp.linalg.eigvals(jnp.ones((2, 2)))  # found
+
+
+def search(xs):
+    found = False
+
+    def visit(x):
+        nonlocal found
+        found = True
+
+    for x in xs:
+        visit(x)
+    if found:
+        jnp.linalg.eigvals(jnp.ones((2, 2)))  # found
 """
 
 

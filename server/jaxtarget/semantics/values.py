@@ -131,6 +131,15 @@ def _unpacked_names(target: ast.expr) -> list[str] | None:
     return None
 
 
+def _nonlocals(scope: ast.AST) -> frozenset[str]:
+    """The names functions inside ``scope`` declare ``nonlocal`` (memoised on the node)."""
+    hit: frozenset[str] | None = scope.__dict__.get("_jaxtarget_nonlocals")
+    if hit is None:
+        hit = frozenset(n for node in ast.walk(scope) if isinstance(node, ast.Nonlocal) for n in node.names)
+        scope.__dict__["_jaxtarget_nonlocals"] = hit
+    return hit
+
+
 def _is_none_assignment(node: ast.AST) -> bool:
     return isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is None
 
@@ -258,7 +267,8 @@ class Values:
             if name not in memo:
                 params = _params(scope)
                 found, unsure = _bindings_in(scope, "body", lambda: _own_nodes(scope), name)
-                memo[name] = (found, unsure or name in params)
+                # a function inside that declares it `nonlocal` may bind it too
+                memo[name] = (found, unsure or name in params or name in _nonlocals(scope))
             found, unsure = memo[name]
             declared: list[ast.AST] = [n for n in found if isinstance(n, ast.Global)]
             if declared and not unsure:
