@@ -267,8 +267,10 @@ class Values:
             if name not in memo:
                 params = _params(scope)
                 found, unsure = _bindings_in(scope, "body", lambda: _own_nodes(scope), name)
-                # a function inside that declares it `nonlocal` may bind it too
-                memo[name] = (found, unsure or name in params or name in _nonlocals(scope))
+                unsure = unsure or name in params
+                # a function inside that declares it `nonlocal` may bind it too (read only
+                # where it would decide: one binding found)
+                memo[name] = (found, unsure or (len(found) == 1 and name in _nonlocals(scope)))
             found, unsure = memo[name]
             declared: list[ast.AST] = [n for n in found if isinstance(n, ast.Global)]
             if declared and not unsure:
