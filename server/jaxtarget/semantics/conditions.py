@@ -12,7 +12,7 @@ not backend tests. Sets are exact: ``ALL`` means "no restriction known".
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import PurePath
 
@@ -23,6 +23,7 @@ from .statements import DEFS as DEFS
 from .statements import (
     NUMBER_OPS,
     clears_flag,
+    constant_compare,
     last_return_after_falsy_exits,
     literal_number,
     returns_constant,
@@ -41,16 +42,6 @@ from .vocabulary import (
 
 ALL = ALL_PLATFORMS
 NONE: frozenset[str] = frozenset()
-
-#: comparisons read between two constants (identity only against None)
-CONSTANT_OPS: dict[type[ast.cmpop], Callable[[object, object], bool | None]] = {
-    ast.Eq: lambda a, b: a == b,
-    ast.NotEq: lambda a, b: a != b,
-    ast.In: lambda a, b: a in b if isinstance(b, tuple) else None,
-    ast.NotIn: lambda a, b: a not in b if isinstance(b, tuple) else None,
-    ast.Is: lambda a, b: a is b if b is None else None,
-    ast.IsNot: lambda a, b: a is not b if b is None else None,
-}
 
 Allowed = frozenset[str] | None
 Sets = tuple[frozenset[str], frozenset[str]]
@@ -378,37 +369,6 @@ class Conditions:
             return None
         return (NONE, ALL) if isinstance(op, ast.Eq) else (ALL, NONE)
 
-    def _constant_compare(
-        self, left: ast.expr, op: ast.cmpop, right: ast.expr, chain: Sequence[ast.AST]
-    ) -> bool | None:
-        """What a comparison of two constants always gives, a name one assignment binds to a
-        constant standing for it (``scene_type == "synthetic"`` after ``scene_type =
-        "synthetic"``: the other branches never run, whatever the platform). None: unknown."""
-        compare = CONSTANT_OPS.get(type(op))
-        if compare is None:
-            return None
-        a, b = self._constant(left, chain), self._constant(right, chain)
-        if a is None or b is None:
-            return None
-        known = compare(a[0], b[0])
-        return known if isinstance(known, bool) else None
-
-    def _constant(self, node: ast.expr, chain: Sequence[ast.AST]) -> tuple[object] | None:
-        """The literal ``node`` always is: a str, number, bool or None, or a tuple, list or
-        set of those (as a tuple), also through a name one assignment binds to one."""
-        if isinstance(node, ast.Name):
-            found = self.values.value_of(node, chain)
-            if found is None or isinstance(found[0], ast.Name):
-                return None
-            node = found[0]
-        if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
-            return (node.value,)
-        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-            items = [e.value for e in node.elts if isinstance(e, ast.Constant)]
-            if len(items) == len(node.elts) and all(isinstance(i, (str, int, float, bool)) for i in items):
-                return (tuple(items),)
-        return None
-
     @cached_property
     def _rebinds_name(self) -> bool:
         """Whether the module assigns ``__name__`` anywhere."""
@@ -425,7 +385,7 @@ class Conditions:
         script = self._module_name_compare(left, op, right)
         if script is not None:
             return script
-        constant = self._constant_compare(left, op, right, chain)
+        constant = constant_compare(self.values, left, op, right, chain)
         if constant is not None:
             return (ALL, NONE) if constant else (NONE, ALL)
         kind = self._kind_compare(left, op, right, chain)

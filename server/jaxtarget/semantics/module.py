@@ -383,12 +383,13 @@ def analyse(
     # the statements with a use, and the module-level setup (guards, pytestmark) around them
     lines = sorted(set(subject_lines) | {ln for ln in setup if ln in view})
     resolved = module.resolve(lines, module.names)
-    # the module-level bindings of the names the tests around each use read (`if DEBUG:`
-    # after `DEBUG = False`), parsed so that a sparse view reads them as the whole module
-    tested = {
-        n for c, name, _ in resolved if name in wanted.subjects for n in tested_names([*c.ancestors, c.node])
-    }
-    for name in sorted(tested):
+    # the module-level bindings of the names the tests around each use read (`if DEBUG:` after
+    # `DEBUG = False`), and the platform settings (`jax.devices(which_device)`), parsed so
+    # that a sparse view reads them as the whole module
+    read = pins.pin_names(view.module()).union(
+        *(tested_names([*c.ancestors, c.node]) for c, name, _ in resolved if name in wanted.subjects)
+    )
+    for name in sorted(read):
         module.ensure_bound(name)
     # functions of this module that receive an API as an argument: whether they only inspect it
     receivers = {
@@ -404,8 +405,6 @@ def analyse(
         )
         view.ensure(lines_where(text, receivers, pattern))
     # the process's pin: this module's, one a project module it imports makes, the conftest's
-    for name in sorted(pins.pin_names(view.module())):
-        module.ensure_bound(name)  # `which_device = "cpu"` read by `jax.devices(which_device)`
     pin = pins.module_pin(view.module()) or imported_pin(path, imports) or project_pin
     module.references = _references(resolved, text, module.guards, wanted.subjects)
     for ref in module.references:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..platforms import platforms_of
@@ -59,22 +60,29 @@ def _default_device(key: ast.expr, value: ast.expr, constants: dict[str, object]
     return (platforms_of(text) or None) if text is not None else None
 
 
-def pin_names(tree: ast.Module) -> set[str]:
-    """The names the module's platform settings read (``jax.devices(which_device)``): where
-    only some statements are parsed, those binding them are needed too."""
-    read: list[ast.expr | None] = []
+def _settings(tree: ast.Module) -> Iterator[tuple[ast.expr, ast.expr, bool]]:
+    """The module's top-level statements that may set a platform option: the key, the value,
+    and whether it is a ``config.update`` (which may also set the default device)."""
     for stmt in tree.body:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             call = stmt.value
-            if isinstance(call.func, ast.Attribute) and call.func.attr in ("update", "setdefault"):
-                read += call.args[:2]
-                device = call.args[1] if len(call.args) == 2 else None
-                if isinstance(device, ast.Subscript) and isinstance(device.value, ast.Call):
-                    read += [*device.value.args[:1], *(k.value for k in device.value.keywords)]
+            method = call.func.attr if isinstance(call.func, ast.Attribute) else None
+            if method in ("update", "setdefault") and len(call.args) == 2:
+                yield call.args[0], call.args[1], method == "update"
         elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target = stmt.targets[0]
             if isinstance(target, ast.Subscript) and terminal(target.value) == "environ":
-                read += [target.slice, stmt.value]
+                yield target.slice, stmt.value, False
+
+
+def pin_names(tree: ast.Module) -> set[str]:
+    """The names the module's platform settings read (``jax.devices(which_device)``): where
+    only some statements are parsed, those binding them are needed too."""
+    read: list[ast.expr] = []
+    for key, value, _ in _settings(tree):
+        read += [key, value]
+        if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Call):
+            read += [*value.value.args[:1], *(k.value for k in value.value.keywords)]
     return {n.id for n in read if isinstance(n, ast.Name)}
 
 
@@ -88,20 +96,11 @@ def module_pin(tree: ast.Module) -> frozenset[str] | None:
     """
     found: frozenset[str] | None = None
     constants: dict[str, object] | None = None
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            call = stmt.value
-            method = call.func.attr if isinstance(call.func, ast.Attribute) else None
-            if method in ("update", "setdefault") and len(call.args) == 2:
-                constants = module_constants(tree.body) if constants is None else constants
-                found = _platform_value(call.args[0], call.args[1], constants) or found
-                if method == "update":
-                    found = _default_device(call.args[0], call.args[1], constants) or found
-        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            target = stmt.targets[0]
-            if isinstance(target, ast.Subscript) and terminal(target.value) == "environ":
-                constants = module_constants(tree.body) if constants is None else constants
-                found = _platform_value(target.slice, stmt.value, constants) or found
+    for key, value, update in _settings(tree):
+        constants = module_constants(tree.body) if constants is None else constants
+        found = _platform_value(key, value, constants) or found
+        if update:
+            found = _default_device(key, value, constants) or found
     return found
 
 

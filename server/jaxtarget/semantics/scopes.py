@@ -138,15 +138,25 @@ def _catches_import_error(kind: ast.expr | None) -> bool:
     return name in _IMPORT_ERRORS
 
 
+def _declared(node: ast.AST, kind: type[ast.Global | ast.Nonlocal], key: str) -> frozenset[str]:
+    """Names the ``kind`` statements anywhere inside ``node`` declare (memoised on the node)."""
+    hit: frozenset[str] | None = node.__dict__.get(key)
+    if hit is None:
+        hit = frozenset(n for inner in ast.walk(node) if isinstance(inner, kind) for n in inner.names)
+        node.__dict__[key] = hit
+    return hit
+
+
 def declared_globals(stmt: ast.stmt) -> frozenset[str]:
     """Names that functions inside a top-level def or class declare ``global`` (memoised on the node)."""
     if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return frozenset()
-    hit: frozenset[str] | None = stmt.__dict__.get("_jaxtarget_globals")
-    if hit is None:
-        hit = frozenset(n for node in ast.walk(stmt) if isinstance(node, ast.Global) for n in node.names)
-        stmt.__dict__["_jaxtarget_globals"] = hit
-    return hit
+    return _declared(stmt, ast.Global, "_jaxtarget_globals")
+
+
+def declared_nonlocals(scope: ast.AST) -> frozenset[str]:
+    """Names that functions inside ``scope`` declare ``nonlocal`` (memoised on the node)."""
+    return _declared(scope, ast.Nonlocal, "_jaxtarget_nonlocals")
 
 
 def _global_imports(stmt: ast.stmt, name: str) -> list[Bind]:

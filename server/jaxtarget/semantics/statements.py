@@ -1,9 +1,9 @@
 """What a function's own statements say, read without resolving anything.
 
 A flag an ``if`` clears (``if <test>: name = False``), the literal number a ``return``
-gives, the value a name last got before a use where the function rebinds it later, and
-whether a statement returns a given constant. ``conditions.py`` reads backend tests
-with them.
+gives, the value a name last got before a use where the function rebinds it later,
+whether a statement returns a given constant, and what a comparison of constants gives.
+``conditions.py`` reads backend tests with them.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import ast
 import itertools
 from collections.abc import Callable, Sequence
 
-from .values import body_statements
+from .values import LITERALS, Values, body_statements
 
 #: the statements that open a function scope
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -139,3 +139,47 @@ def tested_names(chain: Sequence[ast.AST]) -> set[str]:
         elif isinstance(test, ast.Compare):
             tests.extend([test.left, *test.comparators])
     return names
+
+
+#: comparisons read between two constants (identity only against None)
+CONSTANT_OPS: dict[type[ast.cmpop], Callable[[object, object], bool | None]] = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.In: lambda a, b: a in b if isinstance(b, tuple) else None,
+    ast.NotIn: lambda a, b: a not in b if isinstance(b, tuple) else None,
+    ast.Is: lambda a, b: a is b if b is None else None,
+    ast.IsNot: lambda a, b: a is not b if b is None else None,
+}
+
+
+def constant_compare(
+    values: Values, left: ast.expr, op: ast.cmpop, right: ast.expr, chain: Sequence[ast.AST]
+) -> bool | None:
+    """What a comparison of two constants always gives, a name one assignment binds to a
+    constant standing for it (``scene_type == "synthetic"`` after ``scene_type =
+    "synthetic"``: the other branches never run, whatever the platform). None: unknown."""
+    compare = CONSTANT_OPS.get(type(op))
+    if compare is None:
+        return None
+    a, b = _constant(values, left, chain), _constant(values, right, chain)
+    if a is None or b is None:
+        return None
+    known = compare(a[0], b[0])
+    return known if isinstance(known, bool) else None
+
+
+def _constant(values: Values, node: ast.expr, chain: Sequence[ast.AST]) -> tuple[object] | None:
+    """The literal ``node`` always is: a str, number, bool or None, or a tuple, list or
+    set of those but None (as a tuple), also through a name one assignment binds to one."""
+    if isinstance(node, ast.Name):
+        found = values.value_of(node, chain)
+        if found is None or isinstance(found[0], ast.Name):
+            return None
+        node = found[0]
+    if isinstance(node, ast.Constant) and isinstance(node.value, LITERALS):
+        return (node.value,)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        items = [e.value for e in node.elts if isinstance(e, ast.Constant)]
+        if len(items) == len(node.elts) and all(isinstance(i, LITERALS) and i is not None for i in items):
+            return (tuple(items),)
+    return None

@@ -14,7 +14,7 @@ import ast
 import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from .scopes import FUNCTIONS, SCOPES, declared_globals
+from .scopes import FUNCTIONS, SCOPES, declared_globals, declared_nonlocals
 
 _FUNCTIONS = FUNCTIONS
 #: nodes that open a scope of their own
@@ -131,15 +131,6 @@ def _unpacked_names(target: ast.expr) -> list[str] | None:
     return None
 
 
-def _nonlocals(scope: ast.AST) -> frozenset[str]:
-    """The names functions inside ``scope`` declare ``nonlocal`` (memoised on the node)."""
-    hit: frozenset[str] | None = scope.__dict__.get("_jaxtarget_nonlocals")
-    if hit is None:
-        hit = frozenset(n for node in ast.walk(scope) if isinstance(node, ast.Nonlocal) for n in node.names)
-        scope.__dict__["_jaxtarget_nonlocals"] = hit
-    return hit
-
-
 def _is_none_assignment(node: ast.AST) -> bool:
     return isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is None
 
@@ -147,6 +138,10 @@ def _is_none_assignment(node: ast.AST) -> bool:
 def _statement_binds(stmt: ast.stmt) -> Iterable[str]:
     """The names a top-level statement may bind at module scope (its own nodes)."""
     return _bindings_of(stmt, "stmt", lambda: _walk_own([stmt])).keys()
+
+
+#: the values a literal constant is read as
+LITERALS = (str, int, float, bool, type(None))
 
 
 def module_constants(body: list[ast.stmt]) -> dict[str, object]:
@@ -164,11 +159,7 @@ def module_constants(body: list[ast.stmt]) -> dict[str, object]:
                 constants.pop(name, None)
                 continue
             seen.add(name)
-            if (
-                len(names) == 1
-                and isinstance(value, ast.Constant)
-                and isinstance(value.value, (str, int, float, bool, type(None)))
-            ):
+            if len(names) == 1 and isinstance(value, ast.Constant) and isinstance(value.value, LITERALS):
                 constants[name] = value.value
     return constants
 
@@ -270,7 +261,7 @@ class Values:
                 unsure = unsure or name in params
                 # a function inside that declares it `nonlocal` may bind it too (read only
                 # where it would decide: one binding found)
-                memo[name] = (found, unsure or (len(found) == 1 and name in _nonlocals(scope)))
+                memo[name] = (found, unsure or (len(found) == 1 and name in declared_nonlocals(scope)))
             found, unsure = memo[name]
             declared: list[ast.AST] = [n for n in found if isinstance(n, ast.Global)]
             if declared and not unsure:
