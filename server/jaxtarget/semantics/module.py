@@ -23,33 +23,19 @@ from typing import TypeVar
 from ..model import Span
 from ..platforms import ALL_PLATFORMS
 from . import devices, handled, pins, placed, traced, uses
-from .aliases import through_alias
 from .conditions import Allowed
 from .guards import Guards
-from .project_files import jax_module_name
-from .project_imports import flag_truth, import_text, imported_pin, renamed_terms, through_project
-from .resolver import Binding, Query, Resolver, Spot
-from .scopes import (
-    AMBIGUOUS,
-    Candidate,
-    Other,
-    ScopeIndex,
-    binding_for,
-    collect,
-    covers,
-    import_aliases,
-    scopes_of,
-    static_guess,
-)
+from .lookup import Resolved, binding_lines, resolve_loads
+from .project_imports import import_text, imported_pin, renamed_terms
+from .resolver import Resolver
+from .scopes import collect, covers, import_aliases
 from .source import SourceView
 from .statements import tested_names
 from .tables import through_module_names
 from .text import Lines, lines_where, lines_with_words
-from .values import Values
 from .vocabulary import SETUP_WORDS
 from .wrapped import WrappedFunctions, with_aliases
 
-_Resolved = tuple[Candidate, str, str]
 #: a def this short that mentions a backend query is parsed: it may be a guard predicate
 _PREDICATE_LINES = 12
 #: a load of a name or of an attribute
@@ -225,7 +211,7 @@ class Module:
             self._wrapped[key] = found
         return found
 
-    def resolve(self, lines: list[int], names: frozenset[str]) -> list[_Resolved]:
+    def resolve(self, lines: list[int], names: frozenset[str]) -> list[Resolved]:
         """Resolve the loads of ``names`` in the statements on ``lines`` (answers are cached)."""
         text, view = self.text, self.view
         spelled = lines_with_words(text, names)
@@ -236,19 +222,23 @@ class Module:
         lines_of = {r: self._lines_of[r] for r in roots}
         new_roots = roots - self._roots_bound
         self._roots_bound |= roots
-        if new_roots and view.ensure(_binding_lines(view, new_roots, lines_of, self._binding_asked)):
+        if new_roots and view.ensure(binding_lines(view, new_roots, lines_of, self._binding_asked)):
             cands = list(collect(view.module(), lines, names, spelled))
         if re.search(r"import\s*\*", self.source):
             lines_of["*"] = [1]
         assert self.resolver is not None
-        resolved = _resolve(cands, view.module(), lines_of, self, self.resolver, self.wanted)
+        want = self.wanted
+        tree = view.module()
+        resolved = resolve_loads(
+            cands, tree, lines_of, self.lines_of_word, text, self.path, self.resolver, want.all, want.lacking
+        )
         self._resolved_lines.update(lines)
         self.resolved.update((id(c.node), name) for c, name, _ in resolved)
         return resolved
 
     def ensure_bound(self, name: str) -> bool:
         """Parse the top-level statements that may bind ``name`` (a sparse view); True if any was new."""
-        todo = _binding_lines(self.view, (name,), {name: self.lines_of_word(name)}, self._binding_asked)
+        todo = binding_lines(self.view, (name,), {name: self.lines_of_word(name)}, self._binding_asked)
         return self.view.ensure(todo)
 
     def may_pin(self) -> bool:
@@ -418,76 +408,6 @@ def analyse(
     return module
 
 
-def _binding_lines(
-    view: SourceView, roots: Iterable[str], lines_of: dict[str, list[int]], asked: set[tuple[int, str]]
-) -> list[int]:
-    """Unparsed lines whose top-level statements might bind one of ``roots`` (not ``asked`` before)."""
-    binding: list[int] = []
-    for r in roots:
-        for ln in view.binding_lines(lines_of[r], r):
-            key = (view.chunk_index(ln), r)
-            if ln in view or key in asked:
-                continue
-            asked.add(key)
-            binding.append(ln)
-    return binding
-
-
-def _resolve(
-    cands: list[Candidate],
-    tree: ast.Module,
-    lines_of: dict[str, list[int]],
-    module: Module,
-    resolver: Resolver,
-    want: Wanted,
-) -> list[_Resolved]:
-    wanted = want.all
-    index = ScopeIndex(tree, lines_of, module.lines_of_word)
-    index.truth = flag_truth(module.path, index, tree)
-    queries: list[tuple[Candidate, Query]] = []
-    full: list[Candidate] = []
-    values: Values | None = None
-    own = jax_module_name(module.path)
-    for cand in cands:
-        binding = binding_for(cand, index, tree)
-        if binding is None:
-            # bound by an assignment: `lax = jax.lax`, `self.linalg = jnp.linalg`
-            values = values or Values(tree)
-            alias = through_alias(cand, values, index, tree)
-            if alias is not None:
-                queries.append((cand, alias))
-            elif own is not None and _defined_here(cand, index, tree):
-                # the module that defines the API calls it (`spsolve` in its own gradient rules)
-                queries.append((cand, Query(Binding("from", own, cand.root, None), cand.dotted)))
-            continue
-        project = (
-            through_project(module.path, binding, cand.dotted)
-            if own is None and isinstance(binding, Binding)
-            else None
-        )
-        if project is not None:
-            queries.append((cand, project))
-        elif binding == AMBIGUOUS or (isinstance(binding, Binding) and binding.level):
-            full.append(cand)
-        elif isinstance(binding, Binding):
-            queries.append((cand, Query(binding, cand.dotted)))
-    by = "jedi" if resolver.exact else "imports"
-    out: list[_Resolved] = []
-    answers = resolver.resolve([q for _, q in queries], wanted, want.lacking)
-    for (cand, _), name in zip(queries, answers, strict=True):
-        if name is not None:
-            out.append((cand, name, by))
-    if full:
-        text = module.text
-        spots = [Spot(c.line, text.char_col(c.line, c.byte_col), static_guess(c, index, tree)) for c in full]
-        answers = resolver.resolve_in_file(module.source, module.path, spots, wanted, want.lacking)
-        for cand, name in zip(full, answers, strict=True):
-            if name is not None:
-                out.append((cand, name, by))
-    out.sort(key=lambda r: (r[0].line, r[0].byte_col))
-    return out
-
-
 #: how many small functions calling one another a predicate is read through (sparse views)
 _PREDICATE_DEPTH = 3
 
@@ -510,30 +430,8 @@ def _ensure_calling_predicates(view: SourceView, text: Lines, setup: list[int]) 
             return
 
 
-def _defined_here(cand: Candidate, index: ScopeIndex, tree: ast.Module) -> bool:
-    """Whether the load's name is bound, where it is read, only by one function defined at
-    the module's top level."""
-    for scope in scopes_of(cand.ancestors, cand.node, tree):
-        binds, is_global = index.bindings(scope, cand.root)
-        if is_global:
-            scope, (binds, _) = tree, index.bindings(tree, cand.root)
-        if binds:
-            return (
-                scope is tree
-                and len(binds) == 1
-                and isinstance(binds[0], Other)
-                and any(
-                    isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
-                    and s.name == cand.root
-                    and s.lineno == binds[0].line
-                    for s in tree.body
-                )
-            )
-    return False
-
-
 def _references(
-    resolved: list[_Resolved],
+    resolved: list[Resolved],
     text: Lines,
     guards: Guards,
     subjects: frozenset[str],
