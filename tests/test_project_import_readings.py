@@ -220,6 +220,12 @@ def regularized(c):
             [],
         ),
         ("import os\n__use_jax__ = os.environ.get('USE_JAX') == '1'\n", "__use_jax__", []),
+        # a function of the module may turn it off (`set_backend("numpy")`)
+        (
+            "__use_jax__ = True\n\n\ndef no_jax():\n    global __use_jax__\n    __use_jax__ = False\n",
+            "__use_jax__",
+            [],
+        ),
     ],
 )
 def test_a_library_chosen_by_a_constant_flag_of_another_module_is_the_one_it_names(
@@ -264,3 +270,70 @@ def test_a_device_a_project_module_names_through_a_constant_pins_the_importer(
     (tmp_path / "fastpta" / "utils.py").write_text(DEVICE_UTILS.format(platform=platform))
     (tmp_path / "tests").mkdir()
     assert found_lines(check, FISHER_TEST, "tpu", str(tmp_path / "tests" / "test_fisher.py")) == found
+
+
+#: modelled on RCAIDE/RNUMPY RNUMPY/__init__.py, which imports jax in a `try` (None when it
+#: is missing) and hands it out as `jax_handle = jax`, and RNUMPY/linalg/src.py, which takes
+#: `j = rp.jax_handle; jnp = j.numpy; jl = jnp.linalg` and calls `jl.eig(a)`
+HANDLES = """\
+try:
+    import jax
+except ImportError:
+    jax = None
+
+jax_handle = jax
+linalg_handle = jax.numpy.linalg
+{extra}
+"""
+HANDLE_USER = """\
+import rnum as rp
+from . import rnum as B
+
+j = rp.jax_handle
+jnp = j.numpy
+jl = jnp.linalg
+lh = B.linalg_handle
+
+
+def eig(a):
+    return jl.eig(a)
+
+
+def eigvals(a):
+    return lh.eigvals(a)
+
+
+def direct(a):
+    return rp.jax_handle.numpy.linalg.eig(a), rp.linalg_handle.eigvals(a)
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "found"),
+    [
+        ("", [11, 15, 19, 19]),
+        # the handle rebound elsewhere in the module (`set_backend` style): it is no longer
+        # visibly jax; the one bound once still is
+        ("\ndef use_numpy():\n    global jax_handle\n    import numpy\n    jax_handle = numpy\n", [15, 19]),
+        ("\nif jax is None:\n    import numpy as linalg_handle\n", [11, 19]),
+    ],
+)
+def test_a_backend_handle_another_module_binds_to_jax_is_followed(
+    check: CheckFn, tmp_path: Path, extra: str, found: list[int]
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "rnum").mkdir()
+    (tmp_path / "rnum" / "__init__.py").write_text(HANDLES.format(extra=extra))
+    path = str(tmp_path / "rnum_linalg.py")
+    assert found_lines(check, HANDLE_USER, "tpu", path) == found
+    # eig and eigvals lower on cpu
+    assert found_lines(check, HANDLE_USER, "cpu", path) == []
+
+
+def test_a_handle_to_another_library_is_not_jax(check: CheckFn, tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "rnum").mkdir()
+    (tmp_path / "rnum" / "__init__.py").write_text(
+        "import numpy as np\nimport jax\n\njax_handle = np\nlinalg_handle = np.linalg\n"
+    )
+    assert found_lines(check, HANDLE_USER, "tpu", str(tmp_path / "rnum_linalg.py")) == []

@@ -93,7 +93,8 @@ def through_alias(
         value, head, ".".join([spelled, *rest]), chain, cand.line, cand.byte_col, cand.end_byte_col
     )
     binding = binding_for(alias, index, tree)
-    if isinstance(binding, Binding) and not binding.level:
+    if isinstance(binding, Binding):
+        # a relative import is answered only where it names a module of the project
         return Query(binding, alias.dotted)
     if binding is None:
         return through_alias(alias, values, index, tree, depth + 1)

@@ -35,9 +35,9 @@ from pathlib import Path
 from .pins import PIN_SPELLINGS, module_pin
 from .project_files import Stamp, by_stamp, import_root, module_file, read_top_level
 from .resolver import Binding, Query
-from .scopes import ScopeIndex
+from .scopes import ScopeIndex, dotted_spelling
 from .text import Lines
-from .values import _is_none_assignment, _module_bindings_in, _walk_own, module_constants
+from .values import _is_none_assignment, _module_bindings_in, _walk_own, module_assigned, module_constants
 
 #: how many project modules a use is followed through
 MAX_HOPS = 3
@@ -57,9 +57,15 @@ class _Imports:
     renames: dict[str, str]
     #: names one statement binds, to ``True`` or ``False`` and nothing else (``USE_JAX = True``)
     flags: dict[str, bool]
+    #: names one statement binds to a dotted name of an import, and nothing else binds -> that
+    #: dotted name (``jax_handle = jax``, ``xp = jax.numpy``: a backend handle other modules use)
+    aliases: dict[str, str]
 
 
 _READ: dict[Path, tuple[Stamp, _Imports | None]] = {}
+
+#: a ``global`` declaration, read from the text (``global USE_JAX, backend``)
+_GLOBAL = re.compile(r"^[ \t]+global[ \t]+(\w+(?:[ \t]*,[ \t]*\w+)*)", re.MULTILINE)
 
 
 def _imports_of(path: Path) -> _Imports | None:
@@ -82,10 +88,22 @@ def _imports_of(path: Path) -> _Imports | None:
                 found, _ = _module_bindings_in(stmt, name)
                 if any(not _is_none_assignment(n) for n in found):
                     other.add(name)
+        imported = {n: tuple(b) for n, b in bound.items() if n not in other}
+        # the view leaves out the functions: one that declares a name `global` may rebind it
+        rebound = {n for m in _GLOBAL.finditer(view.text.source) for n in re.split(r"[\s,]+", m.group(1))}
+        aliases = {
+            n: spelled[1]
+            for n, value in module_assigned(body).items()
+            if n not in bound
+            and n not in rebound
+            and (spelled := dotted_spelling(value)) is not None
+            and spelled[0] in imported
+        }
         return _Imports(
-            {n: tuple(b) for n, b in bound.items() if n not in other},
+            imported,
             {a: n for a, n in renames.items() if a not in other},
-            {n: v for n, v in module_flags(body).items() if n not in bound},
+            {n: v for n, v in module_flags(body).items() if n not in bound and n not in rebound},
+            aliases,
         )
 
     return by_stamp(_READ, path, path, read, None)
@@ -227,7 +245,13 @@ def through_project(path: str | None, binding: Binding, dotted: str) -> Query | 
             return None
         here, dotted = located
         imports = _imports_of(here)
-        bindings = imports.bound.get(dotted.split(".")[0]) if imports is not None else None
+        if imports is None:
+            return None
+        first = dotted.split(".")[0]
+        if first in imports.aliases:
+            # `jax_handle = jax` there: `rp.jax_handle.numpy` is `jax.numpy`
+            dotted = imports.aliases[first] + dotted[len(first) :]
+        bindings = imports.bound.get(dotted.split(".")[0])
         if not bindings:
             return None
         picked = _pick(bindings, dotted)

@@ -144,24 +144,35 @@ def _statement_binds(stmt: ast.stmt) -> Iterable[str]:
 LITERALS = (str, int, float, bool, type(None))
 
 
-def module_constants(body: list[ast.stmt]) -> dict[str, object]:
-    """The names that one statement of ``body`` (a module's top level) binds, to a literal
-    (a str, number, bool or None) and no other statement of it binds (``which_device =
-    "cpu"``, ``USE_JAX: bool = True``; a function that declares the name ``global`` binds it
-    too)."""
-    constants: dict[str, object] = {}
+def module_assigned(body: list[ast.stmt]) -> dict[str, ast.expr]:
+    """The names that one statement of ``body`` (a module's top level) binds, by an
+    assignment to that name alone, and no other statement of it binds: each with the value
+    assigned (a function that declares the name ``global`` binds it too)."""
+    assigned: dict[str, ast.expr] = {}
     seen: set[str] = set()
     for stmt in body:
         names = set(_statement_binds(stmt)) | declared_globals(stmt)
         value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
         for name in names:
             if name in seen:
-                constants.pop(name, None)
+                assigned.pop(name, None)
                 continue
             seen.add(name)
-            if len(names) == 1 and isinstance(value, ast.Constant) and isinstance(value.value, LITERALS):
-                constants[name] = value.value
-    return constants
+            if len(names) == 1 and value is not None:
+                assigned[name] = value
+    return assigned
+
+
+def module_constants(body: list[ast.stmt]) -> dict[str, object]:
+    """The names that one statement of ``body`` (a module's top level) binds, to a literal
+    (a str, number, bool or None) and no other statement of it binds (``which_device =
+    "cpu"``, ``USE_JAX: bool = True``; a function that declares the name ``global`` binds it
+    too)."""
+    return {
+        name: value.value
+        for name, value in module_assigned(body).items()
+        if isinstance(value, ast.Constant) and isinstance(value.value, LITERALS)
+    }
 
 
 def _module_bindings_in(stmt: ast.stmt, name: str) -> tuple[list[ast.AST], bool]:
