@@ -182,6 +182,49 @@ def test_aliases_are_found_where_they_name_the_api(check: CheckFn, target: str, 
     assert set(lines) <= set(marked_lines(ALIASES_AND_PARTIALS))
 
 
+#: modelled on SachinKonan/SkyRLTpu tpu/pallas_arena/verify/prove_fixes.py, which saves
+#: ``pl.pallas_call``, patches the module attribute with a wrapper forcing interpret mode
+#: and puts the original back in a ``finally``
+PATCHED = """\
+import jax.experimental.pallas as pl
+
+
+def run_interpreted(build):
+    orig = pl.pallas_call
+
+    def interpreted(*a, **kw):
+        kw.setdefault("interpret", True)
+        return orig(*a, **kw)
+
+    pl.pallas_call = interpreted
+    try:
+        return build()
+    finally:
+        pl.pallas_call = orig
+
+
+def kept_elsewhere(build, table):
+    orig = pl.pallas_call  # found
+    table["pallas_call"] = orig
+    return build()
+
+
+def called_plainly(kernel):
+    orig = pl.pallas_call  # found
+    try:
+        return orig(kernel, out_shape=None)
+    finally:
+        pl.pallas_call = orig
+"""
+
+
+def test_an_api_saved_and_restored_around_a_patch_is_read_at_its_calls(check: CheckFn) -> None:
+    """Putting the saved function back where it was read from is no use of it: what the
+    saved name is called with decides (a ``**kw`` spread: not visible, no finding); stored
+    anywhere else, it may be called with anything."""
+    assert found_lines(check, PATCHED, "cpu") == marked_lines(PATCHED)
+
+
 COMMITTED_AND_DISPATCHED = """\
 import jax
 import jax.numpy as jnp

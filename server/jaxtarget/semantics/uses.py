@@ -191,12 +191,24 @@ def keywords(g: Guards, ancestors: Sequence[ast.AST], node: ast.AST) -> list[ast
     calls: list[ast.Call] = []
     for load, chain in (local_loads(ancestors, variable) or []) if variable else []:
         holder = chain[-1] if chain else None
+        if _restores(holder, load, node):
+            continue
         if not (isinstance(holder, ast.Call) and holder.func is load):
             return []
         calls.append(holder)
     if calls and len({tuple(ast.dump(k) for k in c.keywords) for c in calls}) == 1:
         return calls[0].keywords  # every call of the variable passes the same keywords
     return []
+
+
+def _restores(holder: ast.AST | None, load: ast.Name, node: ast.AST) -> bool:
+    """``load`` is put back where the API was read from (``pl.pallas_call = orig`` after
+    ``orig = pl.pallas_call`` and a monkeypatch): undoing the patch, not a use."""
+    if not (isinstance(holder, ast.Assign) and holder.value is load and len(holder.targets) == 1):
+        return False
+    return ast.dump(holder.targets[0], annotate_fields=False).replace("Store()", "Load()") == ast.dump(
+        node, annotate_fields=False
+    )
 
 
 def reexport_name(ancestors: Sequence[ast.AST], node: ast.AST) -> str | None:
