@@ -8,8 +8,7 @@ for UTF-16 columns), so memory does not grow with the tree.
 The garbage collector: after a file that needed jedi (the heap jedi keeps alive grows
 with the JAX modules it has read), the worker collects once and freezes what is left
 (``gc.freeze``), so that later collections, many during each ``ast.parse``, no longer
-walk jedi's heap. A file whose names all came from the resolved-name store made no jedi
-script and costs no collection.
+walk jedi's heap.
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ import argparse
 import gc
 import multiprocessing
 import os
+import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -31,7 +31,6 @@ from .environment import forget_environments
 from .files import SourceError, decode_source_file
 from .formats import FileResult
 from .project import Engines, settings_for
-from .semantics.jedi_resolver import scripts_made
 from .semantics.pins import conftest_pin, is_test_module
 from .semantics.project_files import recording_reads
 
@@ -41,6 +40,8 @@ CheckFile = Callable[[Path, Engine, argparse.Namespace, list[str]], FileResult]
 #: files each extra worker must have to be worth starting: a worker reads JAX's modules
 #: through jedi once for itself, which costs about as much as checking this many files
 FILES_PER_WORKER = 24
+#: a file that took longer than this probably grew jedi's heap: collect, then freeze it
+_FREEZE_AFTER_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -106,14 +107,14 @@ def _work(task: tuple[str, int]) -> tuple[FileResult, str, bool]:
     path = Path(name)
     engine = state.engines.engine(state.settings[index])
     diffs: list[str] = []
-    scripts = scripts_made()
+    began = time.perf_counter()
     with recording_reads() as reads:
         result = state.check_file(path, engine, state.args, diffs)
     if reads:
         result = replace(result, reads=tuple(sorted((str(p), stamp) for p, stamp in reads.items())))
     if result.source and not (result.findings and state.args.format == "sarif"):
         result = replace(result, source="")
-    if scripts_made() != scripts:
+    if time.perf_counter() - began > _FREEZE_AFTER_S:
         gc.collect()
         gc.freeze()
     changed = bool(result.fixed) or bool(diffs) or (result.error or "").startswith("fixes not applied")

@@ -33,24 +33,6 @@ def _jedi() -> ModuleType:
     return found
 
 
-#: how many jedi scripts this process has made (each may grow the heap jedi keeps alive)
-_scripts_made = 0
-
-
-def scripts_made() -> int:
-    """How many jedi scripts this process has made so far."""
-    return _scripts_made
-
-
-def _script(
-    source: str, environment: jedi.api.environment.Environment, path: str | None = None
-) -> jedi.Script:
-    global _scripts_made
-    _scripts_made += 1
-    script: jedi.Script = _jedi().Script(source, path=path, environment=environment)
-    return script
-
-
 def _harden_parso_cache() -> None:
     """Make parso's on-disk parse cache safe for processes that share it.
 
@@ -132,7 +114,7 @@ class JediResolver:
             lines = [f"import {m}" for m in modules]
             first = len(lines) + 1
             lines += names
-            script = _script("\n".join(lines) + "\n", self.environment)
+            script = _jedi().Script("\n".join(lines) + "\n", environment=self.environment)
             found = {}
             raised = False
             for i, name in enumerate(names):
@@ -208,7 +190,7 @@ class JediResolver:
         wanted: frozenset[str],
         lacking: frozenset[str],
     ) -> None:
-        script = _script(src, self.environment)
+        script = _jedi().Script(src, environment=self.environment)
         # every goto before any other Script is made: a new Script disturbs this one's answers
         found = [(q, self._goto_noting(script, line, col)) for q, line, col in spots]
         for q, names in found:
@@ -234,7 +216,7 @@ class JediResolver:
     ) -> list[str | None]:
         """Full-file resolution for names whose binding the engine could not pin down."""
         with self._lock:
-            script = _script(source, self.environment, path)
+            script = _jedi().Script(source, path=path, environment=self.environment)
             found = [(s, _goto(script, s.line, s.col)) for s in spots]
             answers: list[str | None] = []
             for s, names in found:
@@ -247,7 +229,7 @@ class JediResolver:
     def describe(self, qualname: str) -> tuple[str, str]:
         """Signature and docstring of a public name, from the user's installed JAX."""
         module = qualname.rsplit(".", 1)[0]
-        script = _script(f"import {module}\n{qualname}\n", self.environment)
+        script = _jedi().Script(f"import {module}\n{qualname}\n", environment=self.environment)
         try:
             names = script.infer(2, len(qualname))
         except Exception:  # jedi can fail on odd environments; no docs then
