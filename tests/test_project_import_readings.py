@@ -316,6 +316,8 @@ def direct(a):
         # visibly jax; the one bound once still is
         ("\ndef use_numpy():\n    global jax_handle\n    import numpy\n    jax_handle = numpy\n", [15, 19]),
         ("\nif jax is None:\n    import numpy as linalg_handle\n", [11, 19]),
+        # a function or class of the same name, defined after the assignment, is what it names
+        ("\n\ndef jax_handle():\n    return None\n", [15, 19]),
     ],
 )
 def test_a_backend_handle_another_module_binds_to_jax_is_followed(

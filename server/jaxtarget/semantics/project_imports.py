@@ -95,6 +95,7 @@ def _imports_of(path: Path) -> _Imports | None:
             n: spelled[1]
             for n, value in module_assigned(body).items()
             if n not in bound
+            and n not in other
             and n not in rebound
             and (spelled := dotted_spelling(value)) is not None
             and spelled[0] in imported
