@@ -66,15 +66,11 @@ def resolve_loads(
             # bound by an assignment: `lax = jax.lax`, `self.linalg = jnp.linalg`
             values = values or Values(tree)
             alias = through_alias(cand, values, index, tree)
-            project = None
-            if alias is not None and own is None:
+            if alias is not None:
                 # `j = rp.jax_handle` after `import mypkg as rp`, where mypkg says `jax_handle = jax`
-                project = through_project(path, alias.binding, alias.dotted)
-            if project is not None:
-                queries.append((cand, project))
-            elif alias is not None:
-                if not alias.binding.level:
-                    queries.append((cand, alias))
+                project = through_project(path, alias.binding, alias.dotted) if own is None else None
+                if project is not None or not alias.binding.level:
+                    queries.append((cand, project if project is not None else alias))
             elif own is not None and _defined_here(cand, index, tree):
                 # the module that defines the API calls it (`spsolve` in its own gradient rules)
                 queries.append((cand, Query(Binding("from", own, cand.root, None), cand.dotted)))

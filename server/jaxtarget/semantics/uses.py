@@ -24,6 +24,7 @@ from .devices import MESH, NAMED_SHARDING, SINGLE_DEVICE_SHARDING, TOPOLOGY
 from .guards import Guards
 from .passing import PARTIAL, TRACE_ONLY, TRANSFORMS, assigned_name, local_loads
 from .placed import DEFAULT_DEVICE, DEVICE_PUT, EXPORTERS, HOST_COMPILERS, PLATFORM_DEPENDENT, REMOTE_APPS
+from .scopes import dotted_spelling
 from .vocabulary import terminal
 
 #: registers a function as a primitive's lowering, for one platform with ``platform=``
@@ -206,9 +207,8 @@ def _restores(holder: ast.AST | None, load: ast.Name, node: ast.AST) -> bool:
     ``orig = pl.pallas_call`` and a monkeypatch): undoing the patch, not a use."""
     if not (isinstance(holder, ast.Assign) and holder.value is load and len(holder.targets) == 1):
         return False
-    return ast.dump(holder.targets[0], annotate_fields=False).replace("Store()", "Load()") == ast.dump(
-        node, annotate_fields=False
-    )
+    spelled = dotted_spelling(node)
+    return spelled is not None and dotted_spelling(holder.targets[0]) == spelled
 
 
 def reexport_name(ancestors: Sequence[ast.AST], node: ast.AST) -> str | None:
